@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * OTT sampling from RFC 7323 timestamps and the queuing-delay estimator.
+ *
+ * An ACK's TSval is the peer's clock when it sent the ACK; its TSecr is
+ * our own TSval of the segment it acknowledges, i.e. our clock when we
+ * sent the data.  peer_clock(TSval) - own_clock(TSecr) is therefore the
+ * forward OTT plus the (constant) offset between the two clocks, plus
+ * the time the peer held the ACK back (delayed ACKs).  docs/ott.md
+ * works out the error budget.
+ *
+ * The peer's clock rate is not negotiated.  Like tcp_lp, we estimate it
+ * against our local microsecond clock, here over windows of one second,
+ * and snap the estimate to a known rate (2 Hz, 10 Hz, 100 Hz, 250 Hz,
+ * 1 kHz, 1 MHz) when it is within a quarter of one.  A wrong rate makes
+ * the OTT drift, so no sample is produced until one window has confirmed
+ * the rate, and a later change of rate, seen in two windows in a row,
+ * restarts the OTT on a new base.
+ */
+#include "ott.h"
+#include "synctcp_info.h"
+
+/*
+ * TSval clock rates seen in the wild, in ticks per second, in the order
+ * of enum synctcp_clock_code (synctcp_info.h).
+ */
+static const u32 synctcp_known_hz[] = { 2, 10, 100, 250, 1000, 1000000 };
+#define SYNCTCP_N_KNOWN_HZ (sizeof(synctcp_known_hz) / sizeof(synctcp_known_hz[0]))
+
+/* Is rate @a within 1/8 of rate @b?  (Two windows saw the same clock.) */
+static bool synctcp_same_rate(u32 a, u32 b)
+{
+	u32 diff = a > b ? a - b : b - a;
+
+	return diff <= (b >> 3);
+}
+
+/**
+ * synctcp_snap_clock_hz - round a rate estimate to a known TS clock rate
+ * @est_hz: estimated ticks per second
+ *
+ * Return: the known rate within 1/4 of @est_hz, else @est_hz itself.
+ */
+u32 synctcp_snap_clock_hz(u32 est_hz)
+{
+	size_t i;
+
+	for (i = 0; i < SYNCTCP_N_KNOWN_HZ; i++) {
+		u32 k = synctcp_known_hz[i];
+		u32 diff = est_hz > k ? est_hz - k : k - est_hz;
+
+		if (diff <= (k >> SYNCTCP_TS_SNAP_SHIFT))
+			return k;
+	}
+	return est_hz;
+}
+
+/* The telemetry code of a peer clock rate (enum synctcp_clock_code). */
+u8 synctcp_clock_code(u32 hz)
+{
+	size_t i;
+
+	for (i = 0; i < SYNCTCP_N_KNOWN_HZ; i++)
+		if (synctcp_known_hz[i] == hz)
+			return (u8)(i + 1);
+	return hz ? SYNCTCP_CLOCK_OTHER : SYNCTCP_CLOCK_NONE;
+}
+
+void synctcp_tsclock_init(struct synctcp_tsclock *c, u32 own_tick_us)
+{
+	*c = (struct synctcp_tsclock){
+		.peer_hz = SYNCTCP_TS_DEFAULT_HZ,
+		.own_tick_us = own_tick_us ? own_tick_us : USEC_PER_MSEC,
+	};
+}
+
+/* Peer clock ticks to microseconds, carrying the remainder forward. */
+static u64 synctcp_peer_ticks_to_us(struct synctcp_tsclock *c, u32 ticks)
+{
+	return div_u64_rem((u64)ticks * USEC_PER_SEC + c->peer_rem,
+			   c->peer_hz, &c->peer_rem);
+}
+
+/*
+ * Close an estimation window once it is a second long.
+ * Return: true if the peer rate changed and the OTT must be rebased.
+ */
+static bool synctcp_tsclock_estimate(struct synctcp_tsclock *c, u32 tsval,
+				     u32 now_us)
+{
+	u32 elapsed = now_us - c->est_start_us;
+	u32 ticks = tsval - c->est_tsval;
+	u32 hz;
+
+	if (elapsed < SYNCTCP_TS_EST_WINDOW_US)
+		return false;
+	c->est_tsval = tsval;
+	c->est_start_us = now_us;
+	hz = synctcp_snap_clock_hz((u32)min_t(u64, U32_MAX,
+				   div_u64((u64)ticks * USEC_PER_SEC, elapsed)));
+	if (!hz)
+		return false;	/* peer clock stood still: learn nothing */
+
+	if (synctcp_same_rate(hz, c->peer_hz)) {
+		c->rate_confirmed = 1;
+		c->pending_hz = 0;
+		return false;
+	}
+	if (c->rate_confirmed && !(c->pending_hz &&
+				   synctcp_same_rate(hz, c->pending_hz))) {
+		c->pending_hz = hz;	/* wait for a second window */
+		return false;
+	}
+	c->peer_hz = hz;
+	c->peer_rem = 0;
+	c->pending_hz = 0;
+	c->rate_confirmed = 1;
+	return true;
+}
+
+/**
+ * synctcp_ott_ts_sample - forward OTT (+ offset) from one ACK's timestamps
+ * @c: per-connection timestamp clock state
+ * @tsval: the ACK's TSval (peer clock)
+ * @tsecr: the ACK's TSecr (our clock, echoed); 0 means no echo
+ * @now_us: our local clock (us) when the ACK arrived
+ * @ott_us: the sample, on a base that only changes with a REBASED result
+ *
+ * Backwards (reordered) TSval or TSecr give no sample; a repeated TSval
+ * is a valid sample (the peer clock did not tick).
+ */
+enum synctcp_ott_result synctcp_ott_ts_sample(struct synctcp_tsclock *c,
+					      u32 tsval, u32 tsecr,
+					      u32 now_us, s64 *ott_us)
+{
+	s32 dval, decr;
+
+	if (!tsecr)
+		return SYNCTCP_OTT_SKIP;
+	if (!c->started) {
+		c->started = 1;
+		c->last_tsval = tsval;
+		c->last_tsecr = tsecr;
+		c->est_tsval = tsval;
+		c->est_start_us = now_us;
+		c->ott_us = 0;
+		return SYNCTCP_OTT_SKIP;
+	}
+	dval = (s32)(tsval - c->last_tsval);
+	decr = (s32)(tsecr - c->last_tsecr);
+	if (dval < 0 || decr < 0)
+		return SYNCTCP_OTT_SKIP;
+
+	c->ott_us += (s64)synctcp_peer_ticks_to_us(c, (u32)dval) -
+		     (s64)decr * c->own_tick_us;
+	c->last_tsval = tsval;
+	c->last_tsecr = tsecr;
+
+	if (synctcp_tsclock_estimate(c, tsval, now_us)) {
+		c->ott_us = 0;
+		*ott_us = 0;
+		return SYNCTCP_OTT_REBASED;
+	}
+	if (!c->rate_confirmed)
+		return SYNCTCP_OTT_SKIP;
+	*ott_us = c->ott_us;
+	return SYNCTCP_OTT_OK;
+}
+
+void synctcp_qdelay_reset(struct synctcp_qdelay *q)
+{
+	*q = (struct synctcp_qdelay){ 0 };
+}
+
+/* Clamp a non-negative 64-bit delay to the u32 microseconds we export. */
+static u32 synctcp_clamp_us(s64 us)
+{
+	if (us <= 0)
+		return 0;
+	return us > U32_MAX ? U32_MAX : (u32)us;
+}
+
+/**
+ * synctcp_qdelay_update - SyncPQlen's bookkeeping for one OTT sample
+ * @q: estimator state
+ * @ott_us: the sample
+ *
+ * qdelay = OTT - min OTT; max qdelay = max OTT - min OTT (section 3.5.1:
+ * "the maximum ... stays constant and will never decrease").
+ */
+void synctcp_qdelay_update(struct synctcp_qdelay *q, s64 ott_us)
+{
+	if (!q->valid || ott_us < q->min_ott_us)
+		q->min_ott_us = ott_us;
+	if (!q->valid || ott_us > q->max_ott_us)
+		q->max_ott_us = ott_us;
+	q->valid = true;
+	q->qdelay_us = synctcp_clamp_us(ott_us - q->min_ott_us);
+	q->max_qdelay_us = synctcp_clamp_us(q->max_ott_us - q->min_ott_us);
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * OTT sampling and the queuing-delay estimator shared by the Sync-TCP
+ * modules (Weigle 2003, sections 3.3-3.5).
+ *
+ * Data flow, per ACK:
+ *
+ *   OTT sample (option | RFC 7323 TS | RTT)  -->  queuing-delay estimator
+ *      synctcp_ott_ts_sample()                     synctcp_qdelay_update()
+ *
+ * An OTT sample is a signed number of microseconds.  It may carry a
+ * constant offset (unknown clock offset between the hosts, random
+ * timestamp offsets): the estimator only ever uses differences to the
+ * minimum, in which the offset cancels.
+ */
+#ifndef SYNCTCP_OTT_H
+#define SYNCTCP_OTT_H
+
+#include "synctcp_compat.h"
+
+/* Where the OTT samples of a connection come from (exported in telemetry). */
+enum synctcp_ott_source {
+	SYNCTCP_SRC_NONE = 0,	/* no sample yet */
+	SYNCTCP_SRC_RTT = 1,	/* no timestamps: per-ACK RTT, qdelay = RTT - min RTT */
+	SYNCTCP_SRC_TS = 2,	/* RFC 7323: peer TSval vs. echoed TSecr, plus an offset */
+	SYNCTCP_SRC_OPTION = 3,	/* one-way-timestamp option: exact forward OTT */
+};
+
+/* What synctcp_ott_ts_sample() made of one ACK's timestamps. */
+enum synctcp_ott_result {
+	SYNCTCP_OTT_SKIP = 0,	/* no usable sample (reordered ACK, no echo) */
+	SYNCTCP_OTT_OK = 1,	/* *ott_us holds a new sample */
+	SYNCTCP_OTT_REBASED = 2, /* new sample on a new base: reset the estimator */
+};
+
+/* Linux's default TSval clock (RFC 7323 allows 1 ms to 1 s per tick). */
+#define SYNCTCP_TS_DEFAULT_HZ		1000U
+/* Length of one clock-rate estimation window (us). */
+#define SYNCTCP_TS_EST_WINDOW_US	(1000U * 1000U)
+/* A rate estimate snaps to a known clock when within 1/4 of it. */
+#define SYNCTCP_TS_SNAP_SHIFT		2
+
+/*
+ * RFC 7323 timestamp clock: the forward OTT plus an offset is
+ * peer_clock(TSval) - own_clock(TSecr).  Both clocks are turned into
+ * microseconds incrementally from tick deltas, so u32 wraparound of
+ * either timestamp is harmless and no absolute tick count is ever
+ * scaled.  The peer's rate is estimated against our local clock.
+ */
+struct synctcp_tsclock {
+	s64 ott_us;		/* running OTT + offset (us) */
+	u32 last_tsval;		/* peer TSval of the last sample */
+	u32 last_tsecr;		/* TSecr of the last sample */
+	u32 peer_rem;		/* remainder of the peer tick -> us division */
+	u32 peer_hz;		/* peer TS clock rate in use (ticks/s) */
+	u32 own_tick_us;	/* our TS clock tick (us): 1000 or 1 */
+	u32 est_tsval;		/* TSval at the start of the estimation window */
+	u32 est_start_us;	/* local time (us) at the start of the window */
+	u32 pending_hz;		/* rate seen by the last window, if unconfirmed */
+	u8 started:1,		/* first sample taken */
+	   rate_confirmed:1;	/* an estimation window agreed with peer_hz */
+};
+
+/* Minimum/maximum OTT and the queuing delay derived from them. */
+struct synctcp_qdelay {
+	s64 min_ott_us;		/* smallest OTT seen (us, with offset) */
+	s64 max_ott_us;		/* largest OTT seen (us, with offset) */
+	u32 qdelay_us;		/* current queuing delay: OTT - min OTT */
+	u32 max_qdelay_us;	/* largest queuing delay: max OTT - min OTT */
+	bool valid;		/* at least one sample */
+};
+
+void synctcp_tsclock_init(struct synctcp_tsclock *c, u32 own_tick_us);
+enum synctcp_ott_result synctcp_ott_ts_sample(struct synctcp_tsclock *c,
+					      u32 tsval, u32 tsecr,
+					      u32 now_us, s64 *ott_us);
+u32 synctcp_snap_clock_hz(u32 est_hz);
+u8 synctcp_clock_code(u32 hz);
+
+void synctcp_qdelay_reset(struct synctcp_qdelay *q);
+void synctcp_qdelay_update(struct synctcp_qdelay *q, s64 ott_us);
+
+#endif /* SYNCTCP_OTT_H */

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * SyncPQlen (Weigle 2003, section 3.5.1): congestion is signalled when the
+ * current queuing delay exceeds a percentage (50%) of the largest queuing
+ * delay seen, but only once the flow has lost a segment, so that the
+ * maximum reflects a full queue.
+ */
+#ifndef SYNCTCP_PQLEN_H
+#define SYNCTCP_PQLEN_H
+
+#include "ott.h"
+
+/* The dissertation's threshold, in percent of the maximum queuing delay. */
+#define SYNCTCP_PQLEN_DEFAULT_PCT	50U
+
+struct synctcp_pqlen {
+	bool seen_loss;		/* a segment has been lost: decisions enabled */
+};
+
+static inline void synctcp_pqlen_on_loss(struct synctcp_pqlen *d)
+{
+	d->seen_loss = true;
+}
+
+bool synctcp_pqlen_congested(const struct synctcp_pqlen *d,
+			     const struct synctcp_qdelay *q, u32 thresh_pct);
+
+#endif /* SYNCTCP_PQLEN_H */

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Kernel/user-space compatibility for the synctcp algorithm cores.
+ *
+ * The cores (ott.c, pqlen.c, pcwnd.c, ...) are plain C that the kernel
+ * modules compile in and the user-space unit tests and fuzzers compile
+ * as they are, so the tests run exactly the code the kernel runs.  This
+ * header gives both worlds the few kernel types and helpers the cores use.
+ */
+#ifndef SYNCTCP_COMPAT_H
+#define SYNCTCP_COMPAT_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#include <linux/kernel.h>
+#include <linux/minmax.h>
+#include <linux/math64.h>
+#else
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+
+typedef uint8_t u8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef uint64_t u64;
+typedef int32_t s32;
+typedef int64_t s64;
+
+#define USEC_PER_SEC	1000000UL
+#define USEC_PER_MSEC	1000UL
+#define U32_MAX		((u32)~0U)
+#define S64_MAX		((s64)(~0ULL >> 1))
+
+#define min_t(t, a, b)	((t)(a) < (t)(b) ? (t)(a) : (t)(b))
+#define max_t(t, a, b)	((t)(a) > (t)(b) ? (t)(a) : (t)(b))
+
+static inline u64 div_u64(u64 dividend, u32 divisor)
+{
+	return dividend / divisor;
+}
+
+static inline u64 div64_u64(u64 dividend, u64 divisor)
+{
+	return dividend / divisor;
+}
+
+static inline s64 div_s64(s64 dividend, s32 divisor)
+{
+	return dividend / divisor;
+}
+
+static inline u64 div_u64_rem(u64 dividend, u32 divisor, u32 *remainder)
+{
+	*remainder = (u32)(dividend % divisor);
+	return dividend / divisor;
+}
+
+/* Sequence-space comparison, as include/net/tcp.h defines it. */
+static inline bool before(u32 seq1, u32 seq2)
+{
+	return (s32)(seq1 - seq2) < 0;
+}
+
+#define after(seq2, seq1)	before(seq1, seq2)
+#endif /* __KERNEL__ */
+
+#endif /* SYNCTCP_COMPAT_H */

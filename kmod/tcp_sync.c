@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sync-TCP(Pcwnd): delay-based early congestion detection from one-way
+ * transit times (OTT), after M. C. Weigle, "Investigating the Use of
+ * Synchronized Clocks in TCP Congestion Control", PhD dissertation,
+ * UNC Chapel Hill, 2003, sections 3.5.1 (SyncPQlen) and 3.6.1 (SyncPcwnd).
+ *
+ * Sync-TCP(Pcwnd) in a nutshell:
+ *
+ *   qdelay     = OTT - min OTT                    on every ACK
+ *   max qdelay = max OTT - min OTT                never decreases
+ *   congested  = a loss has been seen  &&  qdelay > 50% of max qdelay
+ *   congested  -> cwnd = ssthresh = max(cwnd / 2, 2), at most once per RTT
+ *   otherwise  -> Reno: slow start / +1 per RTT; loss handling is Reno's
+ *
+ * The first loss is what makes "max qdelay" the delay of a full queue, so
+ * until then the flow is plain Reno.  Afterwards it backs off when the
+ * queue it sees is more than half full, well before the queue overflows.
+ *
+ * OTT source (enum synctcp_ott_source, chosen per connection):
+ *  - RFC 7323 timestamps (only the sender needs this module): the ACK's
+ *    TSval against its TSecr is the forward OTT plus a constant offset,
+ *    which cancels in OTT - min OTT.  The peer's clock rate is estimated
+ *    (core/ott.c).  Resolution is the coarser of the two TS clocks (1 ms
+ *    between Linux hosts); delayed ACKs add up to the delayed-ACK timeout.
+ *  - Without timestamps: the per-ACK RTT sample, qdelay = RTT - min RTT.
+ *    Reverse-path queues then count as forward congestion.
+ *  - The one-way-timestamp option (tcp_option/) plugs in as a third source
+ *    in synctcp_sample().
+ *
+ * Notable differences from the dissertation (docs/sync-tcp.md says why):
+ *  - A halving also sets ssthresh to the new cwnd, as an ECN response does,
+ *    so that growth resumes in congestion avoidance, not slow start.
+ *  - Loss recovery starts the same "once per RTT" hold as a halving, so a
+ *    loss and the delay signal of one episode cost one reduction.
+ *  - The detection threshold is a module parameter (default 50%).
+ */
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/string.h>
+#include <linux/version.h>
+#include <linux/inet_diag.h>
+#include <net/tcp.h>
+
+#include "core/ott.h"
+#include "core/pqlen.h"
+#include "core/pcwnd.h"
+#include "core/synctcp_info.h"
+
+/* The algorithm core is kernel-independent C, shared with the unit tests. */
+#include "core/ott.c"
+#include "core/pqlen.c"
+#include "core/pcwnd.c"
+
+/* Detection threshold, in percent of the maximum queuing delay (1..100). */
+static unsigned int thresh_pct __read_mostly = SYNCTCP_PQLEN_DEFAULT_PCT;
+
+/* Which OTT sources a connection may use. */
+enum sync_source_mode {
+	SYNC_SOURCE_AUTO,	/* timestamps when negotiated, else RTT */
+	SYNC_SOURCE_RTT,	/* always RTT (for comparison runs) */
+};
+
+static const char * const sync_source_names[] = {
+	[SYNC_SOURCE_AUTO] = "auto",
+	[SYNC_SOURCE_RTT] = "rtt",
+};
+
+static unsigned int source_mode __read_mostly = SYNC_SOURCE_AUTO;
+
+static int sync_thresh_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, 100);
+}
+
+static const struct kernel_param_ops sync_thresh_ops = {
+	.set = sync_thresh_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(thresh_pct, &sync_thresh_ops, &thresh_pct, 0644);
+MODULE_PARM_DESC(thresh_pct,
+		 "congestion when queuing delay > this % of the max seen (1-100, default 50)");
+
+static int sync_source_set(const char *val, const struct kernel_param *kp)
+{
+	int i = sysfs_match_string(sync_source_names, val);
+
+	if (i < 0)
+		return -EINVAL;
+	WRITE_ONCE(source_mode, i);
+	return 0;
+}
+
+static int sync_source_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n", sync_source_names[READ_ONCE(source_mode)]);
+}
+
+static const struct kernel_param_ops sync_source_ops = {
+	.set = sync_source_set,
+	.get = sync_source_get,
+};
+
+module_param_cb(source, &sync_source_ops, NULL, 0644);
+MODULE_PARM_DESC(source,
+		 "OTT source of new connections: auto (RFC 7323 timestamps, else RTT) or rtt");
+
+/* Per-connection state; must fit in ICSK_CA_PRIV_SIZE. */
+struct sync {
+	struct synctcp_tsclock clock;	/* RFC 7323 OTT sampler */
+	struct synctcp_qdelay q;	/* min/max OTT, queuing delay */
+	struct synctcp_pqlen detect;	/* SyncPQlen */
+	struct synctcp_pcwnd react;	/* SyncPcwnd */
+	u8 source;			/* enum synctcp_ott_source */
+	bool congested;			/* verdict of the last sample */
+	bool signal;			/* this ACK's sample signalled congestion */
+};
+
+/* Our own TSval clock tick, in microseconds. */
+static u32 sync_own_tick_us(const struct tcp_sock *tp)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+	if (tp->tcp_usec_ts)
+		return 1;
+#endif
+	return USEC_PER_MSEC;
+}
+
+static void sync_init(struct sock *sk)
+{
+	struct sync *ca = inet_csk_ca(sk);
+
+	memset(ca, 0, sizeof(*ca));
+	synctcp_tsclock_init(&ca->clock, sync_own_tick_us(tcp_sk(sk)));
+}
+
+/* Pick the connection's OTT source on its first ACK. */
+static u8 sync_choose_source(const struct tcp_sock *tp)
+{
+	if (READ_ONCE(source_mode) == SYNC_SOURCE_AUTO && tp->rx_opt.tstamp_ok)
+		return SYNCTCP_SRC_TS;
+	return SYNCTCP_SRC_RTT;
+}
+
+/*
+ * One OTT sample from this ACK, if it yields one.
+ * Return: false when there is none; the estimator must be reset when the
+ * sampler moved to a new base (*rebased).
+ */
+static bool sync_sample(struct sock *sk, const struct ack_sample *sample,
+			s64 *ott_us, bool *rebased)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	struct sync *ca = inet_csk_ca(sk);
+	enum synctcp_ott_result res;
+
+	*rebased = false;
+	switch (ca->source) {
+	case SYNCTCP_SRC_TS:
+		if (!tp->rx_opt.saw_tstamp)
+			return false;
+		res = synctcp_ott_ts_sample(&ca->clock, tp->rx_opt.rcv_tsval,
+					    tp->rx_opt.rcv_tsecr,
+					    (u32)tp->tcp_mstamp, ott_us);
+		*rebased = res == SYNCTCP_OTT_REBASED;
+		return res != SYNCTCP_OTT_SKIP;
+	case SYNCTCP_SRC_RTT:
+		if (sample->rtt_us <= 0)
+			return false;
+		*ott_us = sample->rtt_us;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* SyncPQlen: queuing delay of this ACK against the largest seen. */
+static void sync_pkts_acked(struct sock *sk, const struct ack_sample *sample)
+{
+	struct sync *ca = inet_csk_ca(sk);
+	bool rebased;
+	s64 ott_us;
+
+	ca->signal = false;
+	if (ca->source == SYNCTCP_SRC_NONE)
+		ca->source = sync_choose_source(tcp_sk(sk));
+	if (!sync_sample(sk, sample, &ott_us, &rebased))
+		return;
+	if (rebased)
+		synctcp_qdelay_reset(&ca->q);
+	synctcp_qdelay_update(&ca->q, ott_us);
+	ca->congested = synctcp_pqlen_congested(&ca->detect, &ca->q,
+						READ_ONCE(thresh_pct));
+	ca->signal = ca->congested;
+}
+
+/* SyncPcwnd: halve on a signal at most once per RTT, else grow as Reno. */
+static void sync_cong_avoid(struct sock *sk, u32 ack, u32 acked)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct sync *ca = inet_csk_ca(sk);
+	struct synctcp_cwnd w = {
+		.cwnd = tcp_snd_cwnd(tp),
+		.ssthresh = tp->snd_ssthresh,
+	};
+
+	switch (synctcp_pcwnd_react(&ca->react, ca->signal, tp->snd_una,
+				    tp->snd_nxt, &w)) {
+	case SYNCTCP_PCWND_HALVED:
+		tcp_snd_cwnd_set(tp, min(w.cwnd, tp->snd_cwnd_clamp));
+		tp->snd_ssthresh = w.ssthresh;
+		break;
+	case SYNCTCP_PCWND_GROW:
+		tcp_reno_cong_avoid(sk, ack, acked);
+		break;
+	case SYNCTCP_PCWND_HOLD:
+		break;
+	}
+	ca->signal = false;
+}
+
+/* Loss recovery (fast retransmit or RTO) enables the detector. */
+static void sync_set_state(struct sock *sk, u8 new_state)
+{
+	struct sync *ca = inet_csk_ca(sk);
+
+	if (new_state != TCP_CA_Recovery && new_state != TCP_CA_Loss)
+		return;
+	synctcp_pqlen_on_loss(&ca->detect);
+	synctcp_pcwnd_hold(&ca->react, tcp_sk(sk)->snd_nxt);
+}
+
+static size_t sync_get_info(struct sock *sk, u32 ext, int *attr,
+			    union tcp_cc_info *info)
+{
+	const struct sync *ca = inet_csk_ca(sk);
+	struct synctcp_sync_info *si = (void *)info;
+
+	BUILD_BUG_ON(sizeof(*si) > sizeof(*info));
+	if (!(ext & (1 << (INET_DIAG_INFO - 1)) ||
+	      ext & (1 << (INET_DIAG_VEGASINFO - 1))))
+		return 0;
+
+	memset(si, 0, sizeof(*si));
+	si->hdr.sti_module = SYNCTCP_MOD_SYNC;
+	si->hdr.sti_source = ca->source;
+	si->hdr.sti_flags = (ca->detect.seen_loss ? SYNCTCP_F_LOSS_SEEN : 0) |
+			    (ca->congested ? SYNCTCP_F_CONGESTED : 0) |
+			    (ca->clock.rate_confirmed ? SYNCTCP_F_RATE_KNOWN : 0);
+	if (ca->source == SYNCTCP_SRC_TS)
+		si->hdr.sti_peer_clock = synctcp_clock_code(ca->clock.peer_hz);
+	si->min_ott_us = (s32)clamp_t(s64, ca->q.min_ott_us, S32_MIN, S32_MAX);
+	si->qdelay_us = ca->q.qdelay_us;
+	si->max_qdelay_us = ca->q.max_qdelay_us;
+	si->signals = (u16)ca->react.signals;
+	si->reductions = (u16)ca->react.reductions;
+	*attr = SYNCTCP_DIAG_ATTR;
+	return sizeof(*si);
+}
+
+static struct tcp_congestion_ops tcp_sync __read_mostly = {
+	.init		= sync_init,
+	.ssthresh	= tcp_reno_ssthresh,
+	.cong_avoid	= sync_cong_avoid,
+	.undo_cwnd	= tcp_reno_undo_cwnd,
+	.set_state	= sync_set_state,
+	.pkts_acked	= sync_pkts_acked,
+	.get_info	= sync_get_info,
+	.owner		= THIS_MODULE,
+	.name		= "sync",
+};
+
+static int __init sync_register(void)
+{
+	BUILD_BUG_ON(sizeof(struct sync) > ICSK_CA_PRIV_SIZE);
+	return tcp_register_congestion_control(&tcp_sync);
+}
+
+static void __exit sync_unregister(void)
+{
+	tcp_unregister_congestion_control(&tcp_sync);
+}
+
+module_init(sync_register);
+module_exit(sync_unregister);
+
+MODULE_AUTHOR("synctcp developers");
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("Sync-TCP(Pcwnd): OTT-based early congestion detection (Weigle 2003)");
+MODULE_VERSION("0.1.0");

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * OTT from RFC 7323 timestamps and the min/max queuing-delay estimator
+ * (Weigle 2003, sections 3.3-3.5.1).
+ */
+#include "harness.h"
+#include "ott.h"
+#include "synctcp_info.h"
+
+/*
+ * A synthetic path: our TS clock at 1 kHz (Linux), the peer's at @peer_hz
+ * with an arbitrary offset, a fixed forward OTT plus a queuing delay.
+ */
+struct path {
+	struct synctcp_tsclock c;
+	struct synctcp_qdelay q;
+	u32 peer_hz;
+	u32 own_off;	/* our TSval offset (ticks) */
+	u32 peer_off;	/* peer TSval offset (ticks) */
+	u32 ott_us;	/* base forward OTT */
+	u32 now_us;	/* local clock, may wrap */
+	int samples;
+};
+
+static void path_init(struct path *p, u32 peer_hz, u32 own_off, u32 peer_off)
+{
+	*p = (struct path){ .peer_hz = peer_hz, .own_off = own_off,
+			    .peer_off = peer_off, .ott_us = 20000 };
+	synctcp_tsclock_init(&p->c, 1000);
+	synctcp_qdelay_reset(&p->q);
+}
+
+/* Send at local time t (us); the ACK leaves the peer at t + ott + q. */
+static enum synctcp_ott_result path_ack(struct path *p, u64 t_us, u32 q_us)
+{
+	u64 arrive = t_us + p->ott_us + q_us;
+	u32 tsecr = p->own_off + (u32)(t_us / 1000);
+	u32 tsval = p->peer_off + (u32)(arrive * p->peer_hz / 1000000);
+	enum synctcp_ott_result r;
+	s64 ott;
+
+	p->now_us = (u32)(arrive + 5000);	/* reverse OTT 5 ms */
+	r = synctcp_ott_ts_sample(&p->c, tsval, tsecr, p->now_us, &ott);
+	if (r == SYNCTCP_OTT_REBASED)
+		synctcp_qdelay_reset(&p->q);
+	if (r != SYNCTCP_OTT_SKIP) {
+		synctcp_qdelay_update(&p->q, ott);
+		p->samples++;
+	}
+	return r;
+}
+
+/*
+ * A FIFO queue that fills and drains at 1/10 of the line rate: a triangle
+ * 0..30 ms with a 600 ms period (arrivals at the peer stay in order).
+ */
+static u32 triangle_q_us(u64 t_us)
+{
+	u32 phase = (u32)(t_us % 600000);
+
+	return phase < 300000 ? phase / 10 : (600000 - phase) / 10;
+}
+
+/* 3 s of ACKs every 2 ms over the triangle queue, then measure. */
+static void check_clock_rate(u32 peer_hz, u32 own_off, u32 peer_off)
+{
+	struct path p;
+	u64 t;
+
+	path_init(&p, peer_hz, own_off, peer_off);
+	for (t = 0; t < 3000000; t += 2000)
+		path_ack(&p, t, triangle_q_us(t));
+	CHECK_EQ(p.c.peer_hz, peer_hz);
+	CHECK(p.c.rate_confirmed);
+	CHECK(p.samples > 500);
+	/* max queue 30 ms, +- one tick of each clock */
+	CHECK_NEAR(p.q.max_qdelay_us, 30000, 1000 + 1000000 / peer_hz + 1000);
+	/* an empty queue again reads ~0 */
+	path_ack(&p, t, 0);
+	CHECK_NEAR(p.q.qdelay_us, 0, 1000 + 1000000 / peer_hz + 1000);
+	path_ack(&p, t + 2000, 15000);
+	CHECK_NEAR(p.q.qdelay_us, 15000, 1000 + 1000000 / peer_hz + 1000);
+}
+
+TEST(peer_clock_1khz_is_estimated_and_qdelay_exact)
+{
+	check_clock_rate(1000, 12345, 999999);
+}
+
+TEST(peer_clock_250hz_is_estimated_and_qdelay_exact)
+{
+	check_clock_rate(250, 7, 4000000000u);
+}
+
+TEST(peer_clock_1mhz_is_estimated_and_qdelay_exact)
+{
+	check_clock_rate(1000000, 0, 123456789);
+}
+
+TEST(no_sample_until_peer_rate_confirmed)
+{
+	struct path p;
+	u64 t;
+
+	path_init(&p, 1000, 1, 1);
+	for (t = 0; t < 900000; t += 2000)
+		CHECK_EQ(path_ack(&p, t, 0), SYNCTCP_OTT_SKIP);
+	CHECK_EQ(p.samples, 0);
+}
+
+TEST(min_max_tracking_across_u32_timestamp_wraparound)
+{
+	struct path p;
+	u64 t;
+
+	/* both TS clocks and the local clock wrap within the run */
+	path_init(&p, 1000, 0xFFFFFFFFu - 1500, 0xFFFFFFFFu - 2500);
+	for (t = 0; t < 4000000; t += 2000)
+		path_ack(&p, t, 10000 + (t < 3000000 ? triangle_q_us(t) * 2 / 3 : 0));
+	CHECK_EQ(p.c.peer_hz, 1000);
+	CHECK_NEAR(p.q.max_qdelay_us, 20000, 2000);
+	CHECK_NEAR(p.q.qdelay_us, 0, 2000);
+	CHECK(p.samples > 1000);
+}
+
+TEST(local_clock_wraparound_keeps_rate)
+{
+	struct synctcp_tsclock c;
+	u32 now = 0xFFFFFFFFu - 700000, tsval = 5, tsecr = 9;
+	s64 ott;
+	int i;
+
+	synctcp_tsclock_init(&c, 1000);
+	for (i = 0; i < 2000; i++, now += 1000, tsval++, tsecr++)
+		synctcp_ott_ts_sample(&c, tsval, tsecr, now, &ott);
+	CHECK_EQ(c.peer_hz, 1000);
+	CHECK(c.rate_confirmed);
+	CHECK_EQ(ott, 0);
+}
+
+TEST(zero_tsval_is_a_valid_sample)
+{
+	struct synctcp_tsclock c;
+	u32 now = 0, tsval = 0xFFFFFFFFu - 1200, tsecr = 100;
+	enum synctcp_ott_result r = SYNCTCP_OTT_SKIP;
+	s64 ott = -1;
+	int i;
+
+	synctcp_tsclock_init(&c, 1000);
+	for (i = 0; i < 1300; i++, now += 1000, tsval++, tsecr++)
+		r = synctcp_ott_ts_sample(&c, tsval, tsecr, now, &ott);
+	CHECK_EQ(c.last_tsval, 98);	/* passed through 0 */
+	CHECK_EQ(r, SYNCTCP_OTT_OK);
+	CHECK_EQ(ott, 0);
+}
+
+TEST(zero_tsecr_means_no_echo)
+{
+	struct synctcp_tsclock c;
+	s64 ott;
+
+	synctcp_tsclock_init(&c, 1000);
+	CHECK_EQ(synctcp_ott_ts_sample(&c, 10, 0, 0, &ott), SYNCTCP_OTT_SKIP);
+	CHECK(!c.started);
+}
+
+/* A clock confirmed at 1 kHz, at t = 1.1 s, last TSval 1100, TSecr 1100. */
+static void confirmed_clock(struct synctcp_tsclock *c)
+{
+	u32 i;
+	s64 ott;
+
+	synctcp_tsclock_init(c, 1000);
+	for (i = 0; i <= 1100; i += 10)
+		synctcp_ott_ts_sample(c, i, i + 1, i * 1000, &ott);
+	CHECK(c->rate_confirmed);
+}
+
+TEST(repeated_tsval_gives_a_sample_of_the_same_peer_time)
+{
+	struct synctcp_tsclock c;
+	s64 a, b;
+
+	confirmed_clock(&c);
+	CHECK_EQ(synctcp_ott_ts_sample(&c, 1200, 1191, 1200000, &a), SYNCTCP_OTT_OK);
+	CHECK_EQ(synctcp_ott_ts_sample(&c, 1200, 1196, 1200500, &b), SYNCTCP_OTT_OK);
+	CHECK_EQ(a - b, 5000);	/* later send, same arrival: 5 ms less OTT */
+}
+
+TEST(backwards_tsval_or_tsecr_is_ignored)
+{
+	struct synctcp_tsclock c;
+	s64 ott = 12345, before_ott;
+
+	confirmed_clock(&c);
+	before_ott = c.ott_us;
+	CHECK_EQ(synctcp_ott_ts_sample(&c, 1099, 1102, 1200000, &ott), SYNCTCP_OTT_SKIP);
+	CHECK_EQ(synctcp_ott_ts_sample(&c, 1101, 1000, 1200000, &ott), SYNCTCP_OTT_SKIP);
+	CHECK_EQ(ott, 12345);
+	CHECK_EQ(c.ott_us, before_ott);
+	CHECK_EQ(c.last_tsval, 1100);
+}
+
+TEST(rate_change_needs_two_windows_and_rebases)
+{
+	struct synctcp_tsclock c;
+	u32 t, rebased = 0;
+	s64 ott;
+
+	confirmed_clock(&c);
+	/*
+	 * The peer ticks at 250 Hz from t = 1.1 s: the window ending at 2 s
+	 * mixes both rates, the next two see 250 Hz and switch.
+	 */
+	for (t = 1110; t < 4100; t += 10) {
+		u32 tsval = 1100 + (t - 1100) / 4;
+
+		if (synctcp_ott_ts_sample(&c, tsval, t + 1, t * 1000, &ott) ==
+		    SYNCTCP_OTT_REBASED)
+			rebased++;
+		if (t < 4000)
+			CHECK_EQ(c.peer_hz, 1000);
+	}
+	CHECK_EQ(rebased, 1);
+	CHECK_EQ(c.peer_hz, 250);
+}
+
+TEST(snap_to_known_rates)
+{
+	CHECK_EQ(synctcp_snap_clock_hz(1180), 1000);
+	CHECK_EQ(synctcp_snap_clock_hz(800), 1000);
+	CHECK_EQ(synctcp_snap_clock_hz(260), 250);
+	CHECK_EQ(synctcp_snap_clock_hz(970000), 1000000);
+	CHECK_EQ(synctcp_snap_clock_hz(500), 500);	/* unknown: raw */
+	CHECK_EQ(synctcp_clock_code(1000), SYNCTCP_CLOCK_1KHZ);
+	CHECK_EQ(synctcp_clock_code(250), SYNCTCP_CLOCK_250HZ);
+	CHECK_EQ(synctcp_clock_code(500), SYNCTCP_CLOCK_OTHER);
+}
+
+TEST(qdelay_is_ott_minus_min_and_max_is_max_minus_min)
+{
+	struct synctcp_qdelay q;
+
+	synctcp_qdelay_reset(&q);
+	synctcp_qdelay_update(&q, 50000);
+	CHECK_EQ(q.qdelay_us, 0);
+	synctcp_qdelay_update(&q, 80000);
+	CHECK_EQ(q.qdelay_us, 30000);
+	CHECK_EQ(q.max_qdelay_us, 30000);
+	synctcp_qdelay_update(&q, 40000);	/* new minimum */
+	CHECK_EQ(q.qdelay_us, 0);
+	CHECK_EQ(q.max_qdelay_us, 40000);	/* max OTT - new min OTT */
+	synctcp_qdelay_update(&q, 60000);
+	CHECK_EQ(q.qdelay_us, 20000);
+	CHECK_EQ(q.max_qdelay_us, 40000);	/* never decreases */
+}
+
+TEST(negative_offset_otts_are_handled)
+{
+	struct synctcp_qdelay q;
+
+	synctcp_qdelay_reset(&q);
+	synctcp_qdelay_update(&q, -3000000000LL);
+	synctcp_qdelay_update(&q, -2999990000LL);
+	CHECK_EQ(q.qdelay_us, 10000);
+	CHECK_EQ(q.max_qdelay_us, 10000);
+}
+
+static const struct harness_test tests[] = {
+	T(peer_clock_1khz_is_estimated_and_qdelay_exact),
+	T(peer_clock_250hz_is_estimated_and_qdelay_exact),
+	T(peer_clock_1mhz_is_estimated_and_qdelay_exact),
+	T(no_sample_until_peer_rate_confirmed),
+	T(min_max_tracking_across_u32_timestamp_wraparound),
+	T(local_clock_wraparound_keeps_rate),
+	T(zero_tsval_is_a_valid_sample),
+	T(zero_tsecr_means_no_echo),
+	T(repeated_tsval_gives_a_sample_of_the_same_peer_time),
+	T(backwards_tsval_or_tsecr_is_ignored),
+	T(rate_change_needs_two_windows_and_rebases),
+	T(snap_to_known_rates),
+	T(qdelay_is_ott_minus_min_and_max_is_max_minus_min),
+	T(negative_offset_otts_are_handled),
+};
+
+HARNESS_MAIN("ott", tests)

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sync-TCP(Pcwnd) = SyncPQlen detection + SyncPcwnd reaction
+ * (Weigle 2003, sections 3.5.1 and 3.6.1).
+ */
+#include "harness.h"
+#include "ott.h"
+#include "pqlen.h"
+#include "pcwnd.h"
+
+/* An estimator that has seen min OTT 10 ms and max OTT 10 + @max_q ms. */
+static void qdelay_with_max(struct synctcp_qdelay *q, u32 max_q_us, u32 now_q_us)
+{
+	synctcp_qdelay_reset(q);
+	synctcp_qdelay_update(q, 10000);
+	synctcp_qdelay_update(q, 10000 + (s64)max_q_us);
+	synctcp_qdelay_update(q, 10000 + (s64)now_q_us);
+}
+
+TEST(no_signal_before_first_loss)
+{
+	struct synctcp_pqlen d = { 0 };
+	struct synctcp_qdelay q;
+
+	qdelay_with_max(&q, 60000, 59000);
+	CHECK(!synctcp_pqlen_congested(&d, &q, 50));
+	synctcp_pqlen_on_loss(&d);
+	CHECK(synctcp_pqlen_congested(&d, &q, 50));
+}
+
+TEST(threshold_50pct_exactly_at_is_not_congestion)
+{
+	struct synctcp_pqlen d = { .seen_loss = true };
+	struct synctcp_qdelay q;
+
+	qdelay_with_max(&q, 60000, 30000);
+	CHECK_EQ(q.qdelay_us, 30000);
+	CHECK(!synctcp_pqlen_congested(&d, &q, 50));
+}
+
+TEST(threshold_50pct_just_below_is_not_congestion)
+{
+	struct synctcp_pqlen d = { .seen_loss = true };
+	struct synctcp_qdelay q;
+
+	qdelay_with_max(&q, 60000, 29999);
+	CHECK(!synctcp_pqlen_congested(&d, &q, 50));
+}
+
+TEST(threshold_50pct_just_above_is_congestion)
+{
+	struct synctcp_pqlen d = { .seen_loss = true };
+	struct synctcp_qdelay q;
+
+	qdelay_with_max(&q, 60000, 30001);
+	CHECK(synctcp_pqlen_congested(&d, &q, 50));
+}
+
+TEST(threshold_is_a_parameter)
+{
+	struct synctcp_pqlen d = { .seen_loss = true };
+	struct synctcp_qdelay q;
+
+	qdelay_with_max(&q, 60000, 45000);
+	CHECK(!synctcp_pqlen_congested(&d, &q, 75));
+	CHECK(synctcp_pqlen_congested(&d, &q, 74));
+	qdelay_with_max(&q, 60000, 60000);
+	CHECK(!synctcp_pqlen_congested(&d, &q, 100));
+}
+
+TEST(no_signal_without_samples_or_queue)
+{
+	struct synctcp_pqlen d = { .seen_loss = true };
+	struct synctcp_qdelay q;
+
+	synctcp_qdelay_reset(&q);
+	CHECK(!synctcp_pqlen_congested(&d, &q, 50));
+	synctcp_qdelay_update(&q, 10000);	/* max qdelay 0 */
+	CHECK(!synctcp_pqlen_congested(&d, &q, 50));
+}
+
+TEST(no_overflow_with_huge_delays)
+{
+	struct synctcp_pqlen d = { .seen_loss = true };
+	struct synctcp_qdelay q;
+
+	qdelay_with_max(&q, 0xFFFFFFF0u, 0xF0000000u);
+	CHECK(synctcp_pqlen_congested(&d, &q, 50));
+	CHECK(!synctcp_pqlen_congested(&d, &q, 95));
+}
+
+TEST(signal_halves_cwnd_and_ssthresh)
+{
+	struct synctcp_pcwnd r = { 0 };
+	struct synctcp_cwnd w = { .cwnd = 41, .ssthresh = 1000 };
+
+	CHECK_EQ(synctcp_pcwnd_react(&r, true, 100, 200, &w), SYNCTCP_PCWND_HALVED);
+	CHECK_EQ(w.cwnd, 20);
+	CHECK_EQ(w.ssthresh, 20);
+	CHECK_EQ(r.reductions, 1);
+	CHECK_EQ(r.signals, 1);
+}
+
+TEST(no_signal_means_reno_growth)
+{
+	struct synctcp_pcwnd r = { 0 };
+	struct synctcp_cwnd w = { .cwnd = 41, .ssthresh = 1000 };
+
+	CHECK_EQ(synctcp_pcwnd_react(&r, false, 100, 200, &w), SYNCTCP_PCWND_GROW);
+	CHECK_EQ(w.cwnd, 41);
+	CHECK_EQ(r.signals, 0);
+}
+
+TEST(halves_at_most_once_per_rtt)
+{
+	struct synctcp_pcwnd r = { 0 };
+	struct synctcp_cwnd w = { .cwnd = 64, .ssthresh = 1000 };
+	u32 una;
+
+	/* halve at una=1000 with nxt=5000: one RTT is until una reaches 5000 */
+	CHECK_EQ(synctcp_pcwnd_react(&r, true, 1000, 5000, &w), SYNCTCP_PCWND_HALVED);
+	for (una = 1100; una < 5000; una += 100)
+		CHECK_EQ(synctcp_pcwnd_react(&r, true, una, 6000, &w), SYNCTCP_PCWND_HOLD);
+	CHECK_EQ(w.cwnd, 32);
+	CHECK_EQ(r.reductions, 1);
+	/* everything sent before the halving is acked: the next RTT */
+	CHECK_EQ(synctcp_pcwnd_react(&r, true, 5000, 7000, &w), SYNCTCP_PCWND_HALVED);
+	CHECK_EQ(w.cwnd, 16);
+	CHECK_EQ(r.reductions, 2);
+	CHECK_EQ(r.signals, 41);
+}
+
+TEST(no_growth_during_held_rtt_with_signal_but_growth_without)
+{
+	struct synctcp_pcwnd r = { 0 };
+	struct synctcp_cwnd w = { .cwnd = 64, .ssthresh = 1000 };
+
+	synctcp_pcwnd_react(&r, true, 1000, 5000, &w);
+	CHECK_EQ(synctcp_pcwnd_react(&r, true, 2000, 5000, &w), SYNCTCP_PCWND_HOLD);
+	CHECK_EQ(synctcp_pcwnd_react(&r, false, 2000, 5000, &w), SYNCTCP_PCWND_GROW);
+}
+
+TEST(loss_recovery_holds_the_next_halving_for_an_rtt)
+{
+	struct synctcp_pcwnd r = { 0 };
+	struct synctcp_cwnd w = { .cwnd = 64, .ssthresh = 1000 };
+
+	synctcp_pcwnd_hold(&r, 9000);
+	CHECK_EQ(synctcp_pcwnd_react(&r, true, 8999, 9500, &w), SYNCTCP_PCWND_HOLD);
+	CHECK_EQ(synctcp_pcwnd_react(&r, true, 9000, 9500, &w), SYNCTCP_PCWND_HALVED);
+}
+
+TEST(hold_works_across_sequence_wraparound)
+{
+	struct synctcp_pcwnd r = { 0 };
+	struct synctcp_cwnd w = { .cwnd = 64, .ssthresh = 1000 };
+
+	CHECK_EQ(synctcp_pcwnd_react(&r, true, 0xFFFFFF00u, 0x100, &w),
+		 SYNCTCP_PCWND_HALVED);
+	CHECK_EQ(synctcp_pcwnd_react(&r, true, 0xFFFFFFF0u, 0x200, &w),
+		 SYNCTCP_PCWND_HOLD);
+	CHECK_EQ(synctcp_pcwnd_react(&r, true, 0x100, 0x300, &w),
+		 SYNCTCP_PCWND_HALVED);
+}
+
+TEST(cwnd_never_below_2)
+{
+	struct synctcp_pcwnd r = { 0 };
+	struct synctcp_cwnd w = { .cwnd = 3, .ssthresh = 1000 };
+	u32 seq = 0;
+	int i;
+
+	for (i = 0; i < 10; i++, seq += 10) {
+		synctcp_pcwnd_react(&r, true, seq, seq + 10, &w);
+		CHECK(w.cwnd >= 2);
+		CHECK(w.ssthresh >= 2);
+	}
+	CHECK_EQ(w.cwnd, 2);
+	w.cwnd = 1;	/* a reduction never raises cwnd either */
+	synctcp_pcwnd_react(&r, true, seq, seq + 10, &w);
+	CHECK_EQ(w.cwnd, 1);
+}
+
+static const struct harness_test tests[] = {
+	T(no_signal_before_first_loss),
+	T(threshold_50pct_exactly_at_is_not_congestion),
+	T(threshold_50pct_just_below_is_not_congestion),
+	T(threshold_50pct_just_above_is_congestion),
+	T(threshold_is_a_parameter),
+	T(no_signal_without_samples_or_queue),
+	T(no_overflow_with_huge_delays),
+	T(signal_halves_cwnd_and_ssthresh),
+	T(no_signal_means_reno_growth),
+	T(halves_at_most_once_per_rtt),
+	T(no_growth_during_held_rtt_with_signal_but_growth_without),
+	T(loss_recovery_holds_the_next_halving_for_an_rtt),
+	T(hold_works_across_sequence_wraparound),
+	T(cwnd_never_below_2),
+};
+
+HARNESS_MAIN("pcwnd", tests)
