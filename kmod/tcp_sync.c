@@ -112,15 +112,16 @@ struct sync {
 	struct synctcp_qdelay q;	/* min/max OTT, queuing delay */
 	struct synctcp_pqlen detect;	/* SyncPQlen */
 	struct synctcp_pcwnd react;	/* SyncPcwnd */
+	u32 prior_una;			/* snd_una before this ACK */
 	u8 source;			/* enum synctcp_ott_source */
 	bool congested;			/* verdict of the last sample */
 	bool signal;			/* this ACK's sample signalled congestion */
 };
 
 /* Our own TSval clock tick, in microseconds. */
-static u32 sync_own_tick_us(const struct tcp_sock *tp)
+static u16 sync_own_tick_us(const struct tcp_sock *tp)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+#if KERNEL_VERSION(6, 7, 0) <= LINUX_VERSION_CODE
 	if (tp->tcp_usec_ts)
 		return 1;
 #endif
@@ -133,6 +134,8 @@ static void sync_init(struct sock *sk)
 
 	memset(ca, 0, sizeof(*ca));
 	synctcp_tsclock_init(&ca->clock, sync_own_tick_us(tcp_sk(sk)));
+	synctcp_qdelay_reset(&ca->q);
+	ca->prior_una = tcp_sk(sk)->snd_una;
 }
 
 /* Pick the connection's OTT source on its first ACK. */
@@ -145,6 +148,11 @@ static u8 sync_choose_source(const struct tcp_sock *tp)
 
 /*
  * One OTT sample from this ACK, if it yields one.
+ *
+ * With timestamps only ACKs that advance snd_una count: an ACK that only
+ * SACKs data beyond a hole echoes the TSval of the last in-order segment
+ * (RFC 7323, section 4.3), so its TSecr is older than the data it reports
+ * and the OTT would be inflated by up to a round trip.
  * Return: false when there is none; the estimator must be reset when the
  * sampler moved to a new base (*rebased).
  */
@@ -155,10 +163,13 @@ static bool sync_sample(struct sock *sk, const struct ack_sample *sample,
 	struct sync *ca = inet_csk_ca(sk);
 	enum synctcp_ott_result res;
 
+	bool advanced = after(tp->snd_una, ca->prior_una);
+
 	*rebased = false;
+	ca->prior_una = tp->snd_una;
 	switch (ca->source) {
 	case SYNCTCP_SRC_TS:
-		if (!tp->rx_opt.saw_tstamp)
+		if (!tp->rx_opt.saw_tstamp || !advanced)
 			return false;
 		res = synctcp_ott_ts_sample(&ca->clock, tp->rx_opt.rcv_tsval,
 					    tp->rx_opt.rcv_tsecr,
@@ -250,7 +261,8 @@ static size_t sync_get_info(struct sock *sk, u32 ext, int *attr,
 			    (ca->clock.rate_confirmed ? SYNCTCP_F_RATE_KNOWN : 0);
 	if (ca->source == SYNCTCP_SRC_TS)
 		si->hdr.sti_peer_clock = synctcp_clock_code(ca->clock.peer_hz);
-	si->min_ott_us = (s32)clamp_t(s64, ca->q.min_ott_us, S32_MIN, S32_MAX);
+	if (synctcp_qdelay_valid(&ca->q))
+		si->min_ott_us = (s32)clamp_t(s64, ca->q.min_ott_us, S32_MIN, S32_MAX);
 	si->qdelay_us = ca->q.qdelay_us;
 	si->max_qdelay_us = ca->q.max_qdelay_us;
 	si->signals = (u16)ca->react.signals;

@@ -25,7 +25,6 @@
  * of enum synctcp_clock_code (synctcp_info.h).
  */
 static const u32 synctcp_known_hz[] = { 2, 10, 100, 250, 1000, 1000000 };
-#define SYNCTCP_N_KNOWN_HZ (sizeof(synctcp_known_hz) / sizeof(synctcp_known_hz[0]))
 
 /* Is rate @a within 1/8 of rate @b?  (Two windows saw the same clock.) */
 static bool synctcp_same_rate(u32 a, u32 b)
@@ -45,7 +44,7 @@ u32 synctcp_snap_clock_hz(u32 est_hz)
 {
 	size_t i;
 
-	for (i = 0; i < SYNCTCP_N_KNOWN_HZ; i++) {
+	for (i = 0; i < ARRAY_SIZE(synctcp_known_hz); i++) {
 		u32 k = synctcp_known_hz[i];
 		u32 diff = est_hz > k ? est_hz - k : k - est_hz;
 
@@ -60,17 +59,17 @@ u8 synctcp_clock_code(u32 hz)
 {
 	size_t i;
 
-	for (i = 0; i < SYNCTCP_N_KNOWN_HZ; i++)
+	for (i = 0; i < ARRAY_SIZE(synctcp_known_hz); i++)
 		if (synctcp_known_hz[i] == hz)
 			return (u8)(i + 1);
 	return hz ? SYNCTCP_CLOCK_OTHER : SYNCTCP_CLOCK_NONE;
 }
 
-void synctcp_tsclock_init(struct synctcp_tsclock *c, u32 own_tick_us)
+void synctcp_tsclock_init(struct synctcp_tsclock *c, u16 own_tick_us)
 {
 	*c = (struct synctcp_tsclock){
 		.peer_hz = SYNCTCP_TS_DEFAULT_HZ,
-		.own_tick_us = own_tick_us ? own_tick_us : USEC_PER_MSEC,
+		.own_tick_us = own_tick_us ? own_tick_us : (u16)USEC_PER_MSEC,
 	};
 }
 
@@ -90,14 +89,15 @@ static bool synctcp_tsclock_estimate(struct synctcp_tsclock *c, u32 tsval,
 {
 	u32 elapsed = now_us - c->est_start_us;
 	u32 ticks = tsval - c->est_tsval;
+	u64 est;
 	u32 hz;
 
 	if (elapsed < SYNCTCP_TS_EST_WINDOW_US)
 		return false;
 	c->est_tsval = tsval;
 	c->est_start_us = now_us;
-	hz = synctcp_snap_clock_hz((u32)min_t(u64, U32_MAX,
-				   div_u64((u64)ticks * USEC_PER_SEC, elapsed)));
+	est = div_u64((u64)ticks * USEC_PER_SEC, elapsed);
+	hz = synctcp_snap_clock_hz((u32)min_t(u64, U32_MAX, est));
 	if (!hz)
 		return false;	/* peer clock stood still: learn nothing */
 
@@ -169,7 +169,10 @@ enum synctcp_ott_result synctcp_ott_ts_sample(struct synctcp_tsclock *c,
 
 void synctcp_qdelay_reset(struct synctcp_qdelay *q)
 {
-	*q = (struct synctcp_qdelay){ 0 };
+	*q = (struct synctcp_qdelay){
+		.min_ott_us = S64_MAX,
+		.max_ott_us = -S64_MAX,
+	};
 }
 
 /* Clamp a non-negative 64-bit delay to the u32 microseconds we export. */
@@ -190,11 +193,10 @@ static u32 synctcp_clamp_us(s64 us)
  */
 void synctcp_qdelay_update(struct synctcp_qdelay *q, s64 ott_us)
 {
-	if (!q->valid || ott_us < q->min_ott_us)
+	if (ott_us < q->min_ott_us)
 		q->min_ott_us = ott_us;
-	if (!q->valid || ott_us > q->max_ott_us)
+	if (ott_us > q->max_ott_us)
 		q->max_ott_us = ott_us;
-	q->valid = true;
 	q->qdelay_us = synctcp_clamp_us(ott_us - q->min_ott_us);
 	q->max_qdelay_us = synctcp_clamp_us(q->max_ott_us - q->min_ott_us);
 }

@@ -53,24 +53,31 @@ struct synctcp_tsclock {
 	u32 last_tsecr;		/* TSecr of the last sample */
 	u32 peer_rem;		/* remainder of the peer tick -> us division */
 	u32 peer_hz;		/* peer TS clock rate in use (ticks/s) */
-	u32 own_tick_us;	/* our TS clock tick (us): 1000 or 1 */
 	u32 est_tsval;		/* TSval at the start of the estimation window */
 	u32 est_start_us;	/* local time (us) at the start of the window */
 	u32 pending_hz;		/* rate seen by the last window, if unconfirmed */
+	u16 own_tick_us;	/* our TS clock tick (us): 1000 or 1 */
 	u8 started:1,		/* first sample taken */
 	   rate_confirmed:1;	/* an estimation window agreed with peer_hz */
 };
 
-/* Minimum/maximum OTT and the queuing delay derived from them. */
+/*
+ * Minimum/maximum OTT and the queuing delay derived from them.  Before the
+ * first sample min > max (see synctcp_qdelay_valid()).
+ */
 struct synctcp_qdelay {
 	s64 min_ott_us;		/* smallest OTT seen (us, with offset) */
 	s64 max_ott_us;		/* largest OTT seen (us, with offset) */
 	u32 qdelay_us;		/* current queuing delay: OTT - min OTT */
 	u32 max_qdelay_us;	/* largest queuing delay: max OTT - min OTT */
-	bool valid;		/* at least one sample */
 };
 
-void synctcp_tsclock_init(struct synctcp_tsclock *c, u32 own_tick_us);
+static inline bool synctcp_qdelay_valid(const struct synctcp_qdelay *q)
+{
+	return q->min_ott_us <= q->max_ott_us;
+}
+
+void synctcp_tsclock_init(struct synctcp_tsclock *c, u16 own_tick_us);
 enum synctcp_ott_result synctcp_ott_ts_sample(struct synctcp_tsclock *c,
 					      u32 tsval, u32 tsecr,
 					      u32 now_us, s64 *ott_us);

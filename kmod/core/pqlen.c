@@ -14,7 +14,7 @@
 bool synctcp_pqlen_congested(const struct synctcp_pqlen *d,
 			     const struct synctcp_qdelay *q, u32 thresh_pct)
 {
-	if (!d->seen_loss || !q->valid)
+	if (!d->seen_loss || !synctcp_qdelay_valid(q))
 		return false;
 	return (u64)q->qdelay_us * 100 > (u64)q->max_qdelay_us * thresh_pct;
 }

@@ -32,8 +32,9 @@ typedef int64_t s64;
 #define U32_MAX		((u32)~0U)
 #define S64_MAX		((s64)(~0ULL >> 1))
 
-#define min_t(t, a, b)	((t)(a) < (t)(b) ? (t)(a) : (t)(b))
-#define max_t(t, a, b)	((t)(a) > (t)(b) ? (t)(a) : (t)(b))
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define min_t(type, x, y) ({ type __x = (x), __y = (y); __x < __y ? __x : __y; })
+#define max_t(type, x, y) ({ type __x = (x), __y = (y); __x > __y ? __x : __y; })
 
 static inline u64 div_u64(u64 dividend, u32 divisor)
 {

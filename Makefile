@@ -1,0 +1,64 @@
+# SPDX-License-Identifier: GPL-2.0
+# synctcp: OTT-based TCP congestion control modules and their testbeds.
+#
+#   make            build the modules (kmod/*.ko)
+#   make demo       reno vs cubic vs sync on an emulated bottleneck (VM or native)
+#   make test       unit tests, Python tests and kernel tests in a VM
+#   make load       insmod the modules on this host (root; needs module support)
+#   make install    install the modules for modprobe (modules_install + depmod)
+#   make setup      install what the above need (Debian 12, idempotent)
+#   make checkpatch Linux coding style of the kernel C
+
+PYTHON ?= python3
+VMRUN := scripts/vmrun
+RESULTS ?= results
+MODULES := $(patsubst kmod/%.o,%,$(filter %.o,$(shell sed -n 's/^obj-m += //p' kmod/Kbuild)))
+
+all: modules
+
+setup:
+	@scripts/setup.sh
+
+modules:
+	@$(MAKE) -s -C kmod modules
+
+install:
+	$(MAKE) -C kmod install
+
+load: modules
+	@for m in $(MODULES); do \
+		grep -q "^$$m " /proc/modules 2>/dev/null || insmod kmod/$$m.ko || exit 1; \
+	done; cat /proc/sys/net/ipv4/tcp_available_congestion_control
+
+unload:
+	@for m in $(MODULES); do \
+		! grep -q "^$$m " /proc/modules 2>/dev/null || rmmod $$m || exit 1; \
+	done
+
+unit:
+	@$(MAKE) -s -C kmod/tests
+
+pytest-unit:
+	@$(PYTHON) -m pytest -q tests/unit
+
+kernel-test: modules
+	@$(VMRUN) $(PYTHON) -m pytest -q -p no:cacheprovider tests/kernel
+
+test: setup
+	@start=$$(date +%s); \
+	$(MAKE) -s modules unit pytest-unit kernel-test && \
+	echo "make test: all passed in $$(( $$(date +%s) - start )) s"
+
+demo: setup modules
+	@start=$$(date +%s); \
+	$(VMRUN) $(PYTHON) -m synctcp_testbed.demo --out $(RESULTS)/demo && \
+	echo "make demo: done in $$(( $$(date +%s) - start )) s; see $(RESULTS)/demo/"
+
+checkpatch:
+	@scripts/checkpatch.sh
+
+clean:
+	$(MAKE) -C kmod clean
+	$(MAKE) -C kmod/tests clean
+
+.PHONY: all setup modules install load unload unit pytest-unit kernel-test test demo checkpatch clean

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Install what synctcp needs on Debian 12, once: quiet and fast when all
+# of it is already there.  Run as root (make setup).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+
+# Debian packages: build tools, a VM kernel (image + headers) for virtme-ng,
+# the emulator, and the networking tools of the testbed.
+pkgs=(build-essential bc flex bison libelf-dev kmod
+      linux-image-amd64 linux-headers-amd64 qemu-system-x86
+      iperf3 iproute2 tcpdump ethtool procps python3-pip)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	[ "$(id -u)" = 0 ] || { echo "setup: run as root to install: ${missing[*]}" >&2; exit 1; }
+	echo "setup: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The headers must match the VM kernel the tests boot.
+kver=$(ls -1 /boot/vmlinuz-*-amd64 2>/dev/null | sort -V | tail -n 1 | sed 's|.*/vmlinuz-||')
+if [ -n "$kver" ] && [ ! -d "/lib/modules/$kver/build" ]; then
+	echo "setup: installing linux-headers-$kver"
+	apt-get install -y -qq "linux-headers-$kver" >/dev/null
+fi
+
+# Python: virtme-ng and this project's package (editable, with its deps).
+py=${PYTHON:-python3}
+if ! command -v vng >/dev/null || ! "$py" -c 'import synctcp, synctcp_testbed, pyroute2, matplotlib, rich, pytest' 2>/dev/null ||
+	[ "$("$py" -c 'import synctcp, os; print(os.path.realpath(synctcp.__file__))' 2>/dev/null)" != "$here/tools/synctcp/__init__.py" ]; then
+	echo "setup: installing Python packages (virtme-ng, synctcp)"
+	pipargs=(-q --root-user-action=ignore --disable-pip-version-check virtme-ng pytest -e "$here")
+	# Debian's own python3 refuses system-wide pip installs (PEP 668).
+	"$py" -m pip install "${pipargs[@]}" 2>/dev/null ||
+		"$py" -m pip install --break-system-packages "${pipargs[@]}"
+fi

@@ -1,0 +1,6 @@
+"""python -m synctcp"""
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,147 @@
+"""The ``synctcp`` command: state of the modules and of their sockets.
+
+    synctcp status            modules loaded, parameters, default algorithm
+    synctcp ss [--json]       live sockets of sync/mixreact/etcp, decoded
+    synctcp ss --watch 0.5    the same, refreshed every 0.5 s
+
+Exit codes: 0 success, 1 nothing to show (``ss`` found no socket), 2 error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+from . import __version__
+from .diag import DiagError, SocketState, list_sockets
+
+MODULE_CC = {"tcp_sync": "sync", "tcp_mixreact": "mixreact", "tcp_etcp": "etcp"}
+SYSCTL = Path("/proc/sys/net/ipv4")
+SYSMOD = Path("/sys/module")
+
+
+def _read(path: Path) -> Optional[str]:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return None
+
+
+def status() -> Dict[str, Any]:
+    """Which synctcp modules are loaded, with parameters, and the sysctls."""
+    mods: Dict[str, Any] = {}
+    for mod, cc in MODULE_CC.items():
+        params = SYSMOD / mod / "parameters"
+        mods[cc] = {
+            "module": mod,
+            "loaded": (SYSMOD / mod).is_dir(),
+            "version": _read(SYSMOD / mod / "version"),
+            "params": {p.name: _read(p) for p in sorted(params.iterdir())} if params.is_dir() else {},
+        }
+    return {
+        "modules": mods,
+        "default": _read(SYSCTL / "tcp_congestion_control"),
+        "available": (_read(SYSCTL / "tcp_available_congestion_control") or "").split(),
+        "allowed": (_read(SYSCTL / "tcp_allowed_congestion_control") or "").split(),
+    }
+
+
+def _fmt_us(us: Optional[int]) -> str:
+    return "-" if us is None else f"{us / 1000:.1f}ms"
+
+
+def format_socket(st: SocketState) -> str:
+    """One line per socket, in the spirit of ``ss -ti``."""
+    head = f"{st.src}:{st.sport} -> {st.dst}:{st.dport} {st.cc or '?'}"
+    ti = st.tcp_info
+    parts = [head, f"cwnd:{ti.get('cwnd', '-')}", f"rtt:{_fmt_us(ti.get('rtt_us'))}",
+             f"retrans:{ti.get('retrans', '-')}"]
+    s = st.synctcp
+    if s:
+        parts.append(f"src:{s['source']}")
+        if s.get("peer_clock_hz"):
+            parts.append(f"peer_clock:{s['peer_clock_hz']}Hz")
+        for key, label in (("min_ott_us", "min_ott"), ("qdelay_us", "qdelay"),
+                           ("max_qdelay_us", "max_qdelay")):
+            if key in s:
+                parts.append(f"{label}:{_fmt_us(s[key])}")
+        for key in ("signals", "reductions"):
+            if key in s:
+                parts.append(f"{key}:{s[key]}")
+        flags = [n for n in ("loss_seen", "congested") if s.get(n)]
+        if flags:
+            parts.append("[" + ",".join(flags) + "]")
+    return " ".join(parts)
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    st = status()
+    if args.json:
+        print(json.dumps(st, indent=2))
+        return 0
+    print(f"default: {st['default']}   available: {' '.join(st['available'])}")
+    for cc, m in st["modules"].items():
+        if m["loaded"]:
+            params = " ".join(f"{k}={v}" for k, v in m["params"].items())
+            print(f"{cc:9} loaded   {m['module']} {m['version'] or ''} {params}")
+        else:
+            print(f"{cc:9} not loaded")
+    return 0
+
+
+def cmd_ss(args: argparse.Namespace) -> int:
+    ccs: List[str] = args.cc.split(",") if args.cc else list(MODULE_CC.values())
+    rounds = 0
+    while True:
+        socks = list_sockets(cc=ccs)
+        if args.json:
+            print(json.dumps({"time": time.time(), "sockets": [s.as_dict() for s in socks]}), flush=True)
+        else:
+            for s in socks:
+                print(format_socket(s))
+            if args.watch:
+                print(flush=True)
+        rounds += 1
+        if not args.watch or (args.count and rounds >= args.count):
+            return 0 if socks else 1
+        time.sleep(args.watch)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="synctcp", description=__doc__.split("\n")[0])
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("status", help="loaded modules, parameters and sysctls")
+    s.add_argument("--json", action="store_true", help="JSON output")
+    s.set_defaults(func=cmd_status)
+
+    s = sub.add_parser("ss", help="live per-socket state of synctcp sockets")
+    s.add_argument("--cc", help="comma-separated algorithms (default: sync,mixreact,etcp)")
+    s.add_argument("--json", action="store_true", help="one JSON object per round")
+    s.add_argument("--watch", type=float, metavar="SEC", help="repeat every SEC seconds")
+    s.add_argument("--count", type=int, default=0, help="with --watch: stop after N rounds")
+    s.set_defaults(func=cmd_ss)
+    return p
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    if getattr(args, "watch", None) is not None and args.watch <= 0:
+        print("synctcp: --watch needs a positive interval", file=sys.stderr)
+        return 2
+    try:
+        return int(args.func(args))
+    except DiagError as exc:
+        print(f"synctcp: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
