@@ -224,19 +224,23 @@ class Dumbbell:
         dfile = outdir / f"diag-{cc}.jsonl"
         port = 5201
         py = os.environ.get("SYNCTCP_PYTHON", sys.executable)
-        server = sampler = None
+        server = None
+        samplers: List[subprocess.Popen] = []
         try:
             server = subprocess.Popen(
                 ["ip", "netns", "exec", self.rcv, "iperf3", "-s", "-1", "-p", str(port), "-J"],
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            sampler = subprocess.Popen(
-                [py, "-m", "synctcp_testbed.sampler",
-                 "--qdisc", f"{self.rtr}:{self.bottleneck_dev}:1:10", "--hz", str(sample_hz),
-                 "--diag", f"{self.snd}:{cc}", "--diag-hz", str(diag_hz),
-                 "--max-seconds", str(seconds + 300), "--qout", str(qfile), "--dout", str(dfile)],
-                stdout=subprocess.PIPE, text=True)
+            for spec, hz, out in (
+                (["--qdisc", f"{self.rtr}:{self.bottleneck_dev}:1:10"], sample_hz, qfile),
+                (["--diag", f"{self.snd}:{cc}"], diag_hz, dfile),
+            ):
+                samplers.append(subprocess.Popen(
+                    [py, "-m", "synctcp_testbed.sampler", *spec, "--hz", str(hz),
+                     "--max-seconds", str(seconds + 300), "--out", str(out)],
+                    stdout=subprocess.PIPE, text=True))
             _wait_listening(self.rcv, port)
-            _wait_ready(sampler)
+            for proc in samplers:
+                _wait_ready(proc)
             t_start = time.monotonic()
             client = run(["iperf3", "-c", RCV_ADDR, "-p", str(port), "-C", cc, "-P", str(flows),
                           "-t", str(seconds), "-J"], ns=self.snd, check=False,
@@ -249,14 +253,14 @@ class Dumbbell:
                 raise TestbedError(f"iperf3: {report['error']}")
             server.wait(timeout=30)
         finally:
-            if sampler is not None and sampler.poll() is None:
-                sampler.send_signal(signal.SIGINT)
-            for proc in (sampler, server):
-                if proc is not None:
-                    try:
-                        proc.wait(timeout=60)
-                    except subprocess.TimeoutExpired:
-                        proc.kill()
+            for proc in samplers:
+                if proc.poll() is None:
+                    proc.send_signal(signal.SIGINT)
+            for proc in [*samplers, *([server] if server else [])]:
+                try:
+                    proc.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
         flows_out = _iperf_flows(report, cc)
         samples = read_samples(qfile)
         # the measured interval: the transfer, less its first second

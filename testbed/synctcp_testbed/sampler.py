@@ -1,14 +1,15 @@
 """Sample the bottleneck queue and the senders' TCP state during a run.
 
-One process serves both: it opens a netlink socket in the router's
-namespace (qdisc statistics) and an inet_diag socket in the sender's
-namespace (per-socket state and synctcp telemetry), then polls them at
-their own rates until SIGINT/SIGTERM or ``--max-seconds``::
+A sampler opens a netlink socket in the router's namespace (qdisc
+statistics) or an inet_diag socket in the sender's namespace (per-socket
+state and synctcp telemetry), and polls it until SIGINT/SIGTERM or
+``--max-seconds``.  A run starts one of each, so that decoding the slower
+socket dumps never delays the queue samples::
 
-    python -m synctcp_testbed.sampler --qdisc st-rtr:str2:1:10 --hz 100 \\
-        --diag st-snd:sync --diag-hz 10 --qout queue.csv --dout diag.jsonl
+    python -m synctcp_testbed.sampler --qdisc st-rtr:str2:1:10 --hz 100 --out queue.csv
+    python -m synctcp_testbed.sampler --diag st-snd:sync --hz 10 --out diag.jsonl
 
-It prints ``ready`` once both sockets are open, so that a run starts its
+It prints ``ready`` once its socket is open, so that a run starts its
 traffic only then (starting Python takes seconds under emulation).
 Timestamps are CLOCK_MONOTONIC seconds, comparable across processes.
 Queue rows: ``t,qlen_pkts,backlog_bytes,drops,sent_pkts,sent_bytes``.
@@ -73,45 +74,36 @@ def qdisc_counters(msg: Any) -> Tuple[int, int, int, int, int]:
             int(st.get("packets", 0)), int(st.get("bytes", 0)))
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--qdisc", required=True, metavar="NS:DEV:PARENT",
-                    help="sample the qdisc whose parent is PARENT (e.g. 1:10) on DEV in NS")
-    ap.add_argument("--hz", type=float, default=100.0, help="queue samples per second")
-    ap.add_argument("--diag", metavar="NS:CC[,CC]", help="poll sockets of these algorithms in NS")
-    ap.add_argument("--diag-hz", type=float, default=10.0)
-    ap.add_argument("--max-seconds", type=float, default=3600.0)
-    ap.add_argument("--qout", required=True)
-    ap.add_argument("--dout")
-    args = ap.parse_args(argv)
-    if not 1 <= args.hz <= 1000 or not 0.1 <= args.diag_hz <= 100 or not 0 < args.max_seconds <= 86400:
-        ap.error("--hz must be 1..1000, --diag-hz 0.1..100, --max-seconds 0..86400")
-    try:
-        q_ns, q_dev, q_parent = args.qdisc.split(":", 2)
-        parent = parse_handle(q_parent)
-    except ValueError:
-        ap.error("--qdisc is NS:DEV:MAJOR:MINOR")
-    if args.diag and not args.dout:
-        ap.error("--diag needs --dout")
-
+def _open_qdisc(spec: str) -> Tuple[Any, int, int]:
+    """(IPRoute in NS, ifindex of DEV, parent handle) for NS:DEV:PARENT."""
     from pyroute2 import IPRoute
 
-    from synctcp.diag import list_sockets, open_diag_socket
-
-    with in_netns(q_ns):
+    try:
+        ns, dev, parent_text = spec.split(":", 2)
+        parent = parse_handle(parent_text)
+    except (ValueError, argparse.ArgumentTypeError):
+        raise SystemExit(f"sampler: --qdisc {spec!r} is not NS:DEV:MAJOR:MINOR")
+    with in_netns(ns):
         ipr = IPRoute()
-    links = ipr.link_lookup(ifname=q_dev)
+    links = ipr.link_lookup(ifname=dev)
     if not links:
-        print(f"sampler: no device {q_dev} in {q_ns}", file=sys.stderr)
-        return 2
-    idx = links[0]
-    ds = None
-    ccs: List[str] = []
-    if args.diag:
-        d_ns, _, cc_list = args.diag.partition(":")
-        ccs = [c for c in cc_list.split(",") if c]
-        with in_netns(d_ns):
-            ds = open_diag_socket()
+        ipr.close()
+        raise SystemExit(f"sampler: no device {dev} in {ns}")
+    return ipr, links[0], parent
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    what = ap.add_mutually_exclusive_group(required=True)
+    what.add_argument("--qdisc", metavar="NS:DEV:PARENT",
+                      help="sample the qdisc whose parent is PARENT (e.g. 1:10) on DEV in NS")
+    what.add_argument("--diag", metavar="NS:CC[,CC]", help="poll sockets of these algorithms in NS")
+    ap.add_argument("--hz", type=float, default=100.0, help="samples per second")
+    ap.add_argument("--max-seconds", type=float, default=3600.0)
+    ap.add_argument("--out", required=True, help="CSV (--qdisc) or JSON lines (--diag)")
+    args = ap.parse_args(argv)
+    if not 0.1 <= args.hz <= 1000 or not 0 < args.max_seconds <= 86400:
+        ap.error("--hz must be 0.1..1000 and --max-seconds 0..86400")
 
     stop = False
 
@@ -119,28 +111,51 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         nonlocal stop
         stop = True
 
-    signal.signal(signal.SIGINT, _stop)
-    signal.signal(signal.SIGTERM, _stop)
+    if args.qdisc:
+        ipr, idx, parent = _open_qdisc(args.qdisc)
+        rows: List[Tuple[Any, ...]] = []
 
-    rows: List[Tuple[Any, ...]] = []
-    dout = open(args.dout, "w") if args.dout else None
-    print("ready", flush=True)
-    period, dperiod = 1.0 / args.hz, 1.0 / args.diag_hz
-    t0 = time.monotonic()
-    nxt, dnxt = t0, t0
-    try:
-        while not stop and time.monotonic() - t0 < args.max_seconds:
-            now = time.monotonic()
+        def sample(now: float) -> None:
             for msg in ipr.get_qdiscs(index=idx):
                 if msg["parent"] == parent:
                     rows.append((now, *qdisc_counters(msg)))
-                    break
-            if ds is not None and now >= dnxt:
-                socks = list_sockets(cc=ccs or None, ds=ds)
-                dout.write(json.dumps({"t": now, "sockets": [s.as_dict() for s in socks]}) + "\n")
-                dnxt += dperiod
-                if dnxt < now:
-                    dnxt = now + dperiod
+                    return
+
+        def finish() -> None:
+            ipr.close()
+            with open(args.out, "w", newline="") as fh:
+                w = csv.writer(fh)
+                w.writerow(QUEUE_FIELDS)
+                for r in rows:
+                    w.writerow((f"{r[0]:.4f}", *r[1:]))
+    else:
+        from synctcp.diag import list_sockets, open_diag_socket
+
+        ns, _, cc_list = args.diag.partition(":")
+        ccs = [c for c in cc_list.split(",") if c] or None
+        with in_netns(ns):
+            ds = open_diag_socket()
+        dout = open(args.out, "w")
+
+        def sample(now: float) -> None:
+            socks = list_sockets(cc=ccs, ds=ds)
+            dout.write(json.dumps({"t": now, "sockets": [s.as_dict() for s in socks]}) + "\n")
+
+        def finish() -> None:
+            ds.close()
+            dout.close()
+
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
+    print("ready", flush=True)
+    period = 1.0 / args.hz
+    t0 = time.monotonic()
+    nxt = t0
+    n = 0
+    try:
+        while not stop and time.monotonic() - t0 < args.max_seconds:
+            sample(time.monotonic())
+            n += 1
             nxt += period
             delay = nxt - time.monotonic()
             if delay > 0:
@@ -148,17 +163,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             else:
                 nxt = time.monotonic()   # fell behind: do not burst
     finally:
-        if dout:
-            dout.close()
-        with open(args.qout, "w", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow(QUEUE_FIELDS)
-            for r in rows:
-                w.writerow((f"{r[0]:.4f}", *r[1:]))
-        ipr.close()
-        if ds is not None:
-            ds.close()
-    return 0 if rows else 1
+        finish()
+    return 0 if n else 1
 
 
 if __name__ == "__main__":

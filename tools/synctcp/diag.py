@@ -164,10 +164,15 @@ def open_diag_socket() -> Any:
     return ds
 
 
+#: Socket states worth reporting: ESTABLISHED through CLOSING (not LISTEN).
+TCP_STATES_CONNECTED = sum(1 << st for st in (1, 4, 5, 6, 7, 8, 9, 11))
+
+
 def list_sockets(
     cc: Optional[List[str]] = None,
     families: Tuple[int, ...] = (socket.AF_INET, socket.AF_INET6),
     ds: Any = None,
+    states: int = TCP_STATES_CONNECTED,
 ) -> List[SocketState]:
     """TCP sockets of a network namespace, optionally only those using ``cc``.
 
@@ -181,7 +186,7 @@ def list_sockets(
         if own:
             ds = open_diag_socket()
         for family in families:
-            for msg in ds.get_sock_stats(family=family, extensions=ext):
+            for msg in ds.get_sock_stats(family=family, states=states, extensions=ext):
                 st = _parse_message(msg)
                 if cc is None or st.cc in cc:
                     out.append(st)

@@ -1,0 +1,159 @@
+"""The ``make demo`` comparison: reno, cubic and sync on one bottleneck.
+
+Each algorithm runs alone (3 bulk flows) through the same dumbbell:
+20 Mbit/s, 40 ms base RTT, 100-packet drop-tail queue, offloads off.
+Prints a table (goodput, queue, queuing delay, retransmissions) and writes
+``queue.png`` (bottleneck queue over time), ``summary.json`` and
+``summary.csv`` plus the raw samples into ``--out``.
+
+    python -m synctcp_testbed.demo --out results/demo [--seconds 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+from .dumbbell import Dumbbell, DumbbellConfig, RunResult, TestbedError
+from .metrics import read_samples
+
+ROOT = Path(__file__).resolve().parents[2]
+MODULE_OF = {"sync": "tcp_sync", "mixreact": "tcp_mixreact", "etcp": "tcp_etcp"}
+
+
+def ensure_modules(ccs: Sequence[str]) -> None:
+    """insmod the modules of ``ccs`` from kmod/ unless the kernel has them."""
+    available = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    for cc in ccs:
+        if cc in available:
+            continue
+        mod = MODULE_OF.get(cc)
+        if mod is None:
+            subprocess.run(["modprobe", f"tcp_{cc}"], check=False, capture_output=True)
+        else:
+            ko = ROOT / "kmod" / f"{mod}.ko"
+            if not ko.exists():
+                raise TestbedError(f"{ko} is not built (run make)")
+            res = subprocess.run(["insmod", str(ko)], capture_output=True, text=True)
+            if res.returncode != 0:
+                raise TestbedError(f"insmod {ko}: {res.stderr.strip()}")
+        available = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+        if cc not in available:
+            raise TestbedError(f"congestion control {cc} is not available in this kernel")
+
+
+def table_rows(results: List[RunResult], rate_mbit: float) -> List[Dict[str, object]]:
+    rows = []
+    for r in results:
+        rows.append({
+            "cc": r.cc,
+            "flows": len(r.flows),
+            "goodput_mbit": round(r.goodput_mbit, 2),
+            "utilization": round(r.queue.utilization, 3),
+            "queue_mean_pkts": round(r.queue.mean_pkts, 1),
+            "qdelay_mean_ms": round(r.queue.mean_delay_ms, 1),
+            "qdelay_p95_ms": round(r.queue.p95_delay_ms, 1),
+            "drop_pct": round(r.queue.drop_pct, 2),
+            "retransmits": r.retransmits,
+            "samples_hz": round(r.queue.sample_hz, 1),
+        })
+    return rows
+
+
+def print_table(rows: List[Dict[str, object]], title: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=title)
+    heads = [("cc", "algorithm"), ("goodput_mbit", "goodput Mbit/s"), ("utilization", "link util"),
+             ("queue_mean_pkts", "queue mean pkts"), ("qdelay_mean_ms", "qdelay mean ms"),
+             ("qdelay_p95_ms", "qdelay p95 ms"), ("drop_pct", "drops %"), ("retransmits", "retrans")]
+    for _, h in heads:
+        t.add_column(h, justify="right")
+    for row in rows:
+        t.add_row(*(str(row[k]) for k, _ in heads))
+    Console().print(t)
+
+
+def plot_queues(results: List[RunResult], out: Path, cfg: DumbbellConfig) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(len(results), 1, figsize=(9, 2.4 * len(results)), sharex=True,
+                             squeeze=False)
+    for ax, r in zip(axes[:, 0], results):
+        samples = read_samples(r.samples_path or "")
+        if samples:
+            t0 = samples[0]["t"]
+            ax.plot([s["t"] - t0 for s in samples], [s["qlen_pkts"] for s in samples], lw=0.8)
+        ax.axhline(cfg.queue_pkts, color="grey", ls=":", lw=0.8)
+        ax.set_ylim(0, cfg.queue_pkts * 1.08)
+        ax.set_ylabel("queue (pkts)")
+        ax.set_title(f"{r.cc}: mean {r.queue.mean_pkts:.1f} pkts, goodput {r.goodput_mbit:.1f} Mbit/s",
+                     fontsize=10)
+    axes[-1, 0].set_xlabel("time (s)")
+    fig.suptitle(f"Bottleneck queue: {cfg.rate_mbit:g} Mbit/s, {cfg.rtt_ms:g} ms RTT, "
+                 f"{cfg.queue_pkts}-packet drop-tail", fontsize=11)
+    fig.tight_layout()
+    path = out / "queue.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", type=Path, default=Path("results/demo"))
+    ap.add_argument("--cc", default="reno,cubic,sync")
+    ap.add_argument("--flows", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=20)
+    ap.add_argument("--rate-mbit", type=float, default=20)
+    ap.add_argument("--rtt-ms", type=float, default=40)
+    ap.add_argument("--queue-pkts", type=int, default=100)
+    args = ap.parse_args(argv)
+
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    ccs = [c.strip() for c in args.cc.split(",") if c.strip()]
+    cfg = DumbbellConfig(rate_mbit=args.rate_mbit, rtt_ms=args.rtt_ms, queue_pkts=args.queue_pkts)
+    args.out.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    try:
+        ensure_modules(ccs)
+        results: List[RunResult] = []
+        with Dumbbell(cfg) as db, Progress(TextColumn("{task.description}"), BarColumn(),
+                                           TimeElapsedColumn()) as prog:
+            task = prog.add_task("demo", total=len(ccs))
+            for cc in ccs:
+                prog.update(task, description=f"{cc}: {args.flows} flows, {args.seconds:g} s")
+                results.append(db.run_bulk(cc, flows=args.flows, seconds=args.seconds, outdir=args.out))
+                prog.advance(task)
+    except TestbedError as exc:
+        print(f"demo: {exc}", file=sys.stderr)
+        return 2
+    rows = table_rows(results, cfg.rate_mbit)
+    print_table(rows, f"{cfg.rate_mbit:g} Mbit/s, {cfg.rtt_ms:g} ms, {cfg.queue_pkts}-packet drop-tail, "
+                      f"{args.flows} flows each, {args.seconds:g} s")
+    png = plot_queues(results, args.out, cfg)
+    (args.out / "summary.json").write_text(json.dumps(
+        {"config": cfg.__dict__, "flows": args.flows, "seconds": args.seconds,
+         "kernel": Path("/proc/sys/kernel/osrelease").read_text().strip(),
+         "results": rows}, indent=2))
+    with open(args.out / "summary.csv", "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    print(f"queue plot: {png}   ({time.monotonic() - started:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+"""The inet_diag decoder agrees with kmod/core/synctcp_info.h."""
+
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from synctcp.diag import (HDR_FORMAT, LAYOUTS, SYNCTCP_DIAG_ATTR, DiagError, decode_record,
+                          iter_attrs)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+LAYOUT_PROBE = r"""
+#include <stddef.h>
+#include <stdio.h>
+#include "synctcp_info.h"
+#define F(s, m) printf(#s " " #m " %zu %zu\n", offsetof(struct s, m), sizeof(((struct s *)0)->m))
+int main(void)
+{
+	printf("attr %d\n", SYNCTCP_DIAG_ATTR);
+	printf("size synctcp_sync_info %zu\n", sizeof(struct synctcp_sync_info));
+	F(synctcp_sync_info, min_ott_us);
+	F(synctcp_sync_info, qdelay_us);
+	F(synctcp_sync_info, max_qdelay_us);
+	F(synctcp_sync_info, signals);
+	F(synctcp_sync_info, reductions);
+	return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def c_layout(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.fail("no C compiler: make setup installs build-essential")
+    d = tmp_path_factory.mktemp("layout")
+    (d / "probe.c").write_text(LAYOUT_PROBE)
+    subprocess.run([cc, "-I", str(ROOT / "kmod/core"), "-o", str(d / "probe"), str(d / "probe.c")],
+                   check=True)
+    out = subprocess.run([str(d / "probe")], capture_output=True, text=True, check=True).stdout
+    lines = [ln.split() for ln in out.splitlines()]
+    return {"attr": int(lines[0][1]), "size": int(lines[1][2]),
+            "fields": {ln[1]: (int(ln[2]), int(ln[3])) for ln in lines[2:]}}
+
+
+def test_attribute_type_matches_header(c_layout: dict) -> None:
+    assert c_layout["attr"] == SYNCTCP_DIAG_ATTR
+
+
+def test_sync_record_layout_matches_header(c_layout: dict) -> None:
+    fmt, names = LAYOUTS["sync"]
+    hdr = struct.calcsize(HDR_FORMAT)
+    assert hdr + struct.calcsize(fmt) == c_layout["size"] <= 20
+    off = hdr
+    for name, code in zip(names, fmt[1:]):
+        size = struct.calcsize("<" + code)
+        assert c_layout["fields"][name] == (off, size), name
+        off += size
+
+
+def test_decode_sync_record() -> None:
+    raw = struct.pack("<BBBB", 1, 2, 0x05, 5) + struct.pack("<iIIHH", -2000, 19000, 60000, 7, 3)
+    rec = decode_record(raw)
+    assert rec == {"module": "sync", "source": "ts", "loss_seen": True, "congested": False,
+                   "rate_known": True, "peer_clock_hz": 1000, "min_ott_us": -2000,
+                   "qdelay_us": 19000, "max_qdelay_us": 60000, "signals": 7, "reductions": 3}
+
+
+def test_decode_rejects_short_and_unknown_records() -> None:
+    with pytest.raises(DiagError):
+        decode_record(b"\x01\x02")
+    with pytest.raises(DiagError):
+        decode_record(struct.pack("<BBBB", 1, 2, 0, 5) + b"\0" * 4)
+    with pytest.raises(DiagError, match="unknown"):
+        decode_record(struct.pack("<BBBB", 99, 0, 0, 0) + b"\0" * 16)
+
+
+def test_attribute_walk_handles_padding_and_masks_flags() -> None:
+    a = struct.pack("<HH", 5, 4) + b"x" + b"\0" * 3          # 1-byte payload, padded
+    b = struct.pack("<HH", 8, SYNCTCP_DIAG_ATTR | 0x8000) + b"abcd"
+    assert list(iter_attrs(a + b, 0, len(a + b))) == [(4, b"x"), (SYNCTCP_DIAG_ATTR, b"abcd")]
+
+
+def test_attribute_walk_rejects_overrun() -> None:
+    bad = struct.pack("<HH", 40, 1) + b"\0" * 4
+    with pytest.raises(DiagError):
+        list(iter_attrs(bad, 0, len(bad)))

@@ -1,0 +1,75 @@
+"""Metric definitions on synthetic samples (synctcp_testbed.metrics)."""
+
+import math
+
+import pytest
+
+from synctcp_testbed.metrics import (drop_pct, percentile, queue_stats, queuing_delay_ms,
+                                     utilization)
+
+
+def test_percentile_is_nearest_rank() -> None:
+    vals = list(range(1, 101))
+    assert percentile(vals, 95) == 95
+    assert percentile(vals, 100) == 100
+    assert percentile(vals, 0) == 1
+    assert percentile([5.0], 50) == 5.0
+    assert math.isnan(percentile([], 50))
+    with pytest.raises(ValueError):
+        percentile(vals, 101)
+
+
+def test_queuing_delay_is_backlog_over_rate() -> None:
+    # 100 packets of 1500 bytes at 20 Mbit/s drain in 60 ms
+    assert queuing_delay_ms(150_000, 20) == pytest.approx(60.0)
+
+
+def test_drop_pct_counts_against_offered_packets() -> None:
+    assert drop_pct(1, 99) == pytest.approx(1.0)
+    assert drop_pct(0, 0) == 0.0
+
+
+def test_utilization_of_a_full_link_is_one() -> None:
+    assert utilization(2_500_000, 1.0, 20) == pytest.approx(1.0)
+
+
+def _samples(n: int, hz: float, qlen, rate_mbit: float, util: float, drop_every: int = 0):
+    out, sent_b, sent_p, drops = [], 0.0, 0, 0
+    per = rate_mbit * 1e6 / 8 * util / hz
+    for i in range(n):
+        out.append({"t": 100 + i / hz, "qlen_pkts": float(qlen(i)), "backlog_bytes": qlen(i) * 1500.0,
+                    "drops": float(drops), "sent_pkts": float(sent_p), "sent_bytes": sent_b})
+        sent_b += per
+        sent_p += int(per // 1500)
+        if drop_every and i % drop_every == 0:
+            drops += 1
+    return out
+
+
+def test_queue_stats_over_the_kept_interval() -> None:
+    s = _samples(1001, 100, lambda i: i % 101, 20, 0.75)
+    qs = queue_stats(s, rate_mbit=20, start_s=100, end_s=110)
+    assert qs.samples == 1001
+    assert qs.sample_hz == pytest.approx(100, rel=1e-6)
+    assert qs.mean_pkts == pytest.approx(sum(i % 101 for i in range(1001)) / 1001)
+    assert qs.max_pkts == 100
+    assert qs.utilization == pytest.approx(0.75, rel=1e-3)
+    assert qs.mean_delay_ms == pytest.approx(qs.mean_pkts * 1500 * 8 / 20e6 * 1e3)
+
+
+def test_queue_stats_leaves_out_samples_outside_the_interval() -> None:
+    s = _samples(1000, 100, lambda i: 50 if i < 500 else 10, 20, 1.0)
+    qs = queue_stats(s, rate_mbit=20, start_s=105, end_s=200)
+    assert qs.mean_pkts == 10
+
+
+def test_queue_stats_counts_drops_as_differences() -> None:
+    s = _samples(101, 10, lambda i: 5, 10, 1.0, drop_every=10)
+    qs = queue_stats(s, rate_mbit=10)
+    assert qs.drops == 10
+    assert qs.drop_pct == pytest.approx(100 * 10 / (10 + qs.sent_pkts))
+
+
+def test_queue_stats_refuses_too_few_samples() -> None:
+    with pytest.raises(ValueError, match="too few"):
+        queue_stats(_samples(1, 10, lambda i: 1, 10, 1.0), rate_mbit=10)
