@@ -40,4 +40,6 @@ if ! command -v vng >/dev/null || ! "$py" -c 'import synctcp, synctcp_testbed, p
 	# Debian's own python3 refuses system-wide pip installs (PEP 668).
 	"$py" -m pip install "${pipargs[@]}" 2>/dev/null ||
 		"$py" -m pip install --break-system-packages "${pipargs[@]}"
+	# pyenv only shows new console scripts (synctcp, vng) after a rehash
+	if command -v pyenv >/dev/null; then pyenv rehash; fi
 fi
