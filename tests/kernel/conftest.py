@@ -8,7 +8,11 @@ are skipped with the reason, never silently passed.
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
+import threading
+import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
@@ -17,6 +21,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 KMOD = ROOT / "kmod"
 RESULTS = ROOT / "results" / "kernel-tests"
+TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
 SYSCTL_CC = Path("/proc/sys/net/ipv4/tcp_congestion_control")
 AVAILABLE_CC = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 
@@ -69,3 +74,59 @@ def results_dir() -> Path:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "module(name): kernel module the test loads")
+
+
+def sock_cc(s: socket.socket) -> bytes:
+    """The socket's congestion control, as getsockopt(TCP_CONGESTION) says."""
+    return s.getsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, 16).rstrip(b"\0")
+
+
+@contextmanager
+def loopback_transfer(cc: str, seconds: float = 30) -> Iterator[socket.socket]:
+    """A bulk transfer over loopback from a socket using ``cc``, for at most
+    ``seconds``; yields the sending socket and closes everything after."""
+    stop = threading.Event()
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    cli = socket.socket()
+    cli.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, cc.encode())
+    cli.connect(srv.getsockname())
+    peer, _ = srv.accept()
+
+    def sink() -> None:
+        while peer.recv(65536):
+            pass
+
+    def source() -> None:
+        buf = b"x" * 65536
+        deadline = time.monotonic() + seconds
+        try:
+            while not stop.is_set() and time.monotonic() < deadline:
+                cli.send(buf)
+        except OSError:
+            pass
+
+    threads = [threading.Thread(target=sink, daemon=True),
+               threading.Thread(target=source, daemon=True)]
+    for t in threads:
+        t.start()
+    try:
+        yield cli
+    finally:
+        stop.set()
+        cli.close()
+        for t in threads:
+            t.join(timeout=5)
+        peer.close()
+        srv.close()
+
+
+def unload_when_idle(name: str, timeout: float = 10) -> bool:
+    """rmmod, retrying while closing sockets (FIN states) still hold it."""
+    deadline = time.monotonic() + timeout
+    while unload(name).returncode != 0:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+    return True

@@ -7,18 +7,17 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import AVAILABLE_CC, SYSCTL_CC, is_loaded, load, sh, unload
+from conftest import (AVAILABLE_CC, SYSCTL_CC, TCP_CONGESTION, is_loaded, load, loopback_transfer,
+                      sh, sock_cc, unload, unload_when_idle)
 from synctcp.diag import list_sockets
 from synctcp_testbed.dumbbell import Dumbbell, DumbbellConfig
 
 pytestmark = pytest.mark.module("tcp_sync")
-TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
 PARAMS = Path("/sys/module/tcp_sync/parameters")
 
 
@@ -32,14 +31,14 @@ def test_sysctl_selects_sync_for_new_sockets(module_loaded: str) -> None:
     SYSCTL_CC.write_text("sync")
     assert SYSCTL_CC.read_text().strip() == "sync"
     with socket.socket() as s:
-        assert s.getsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, 16).rstrip(b"\0") == b"sync"
+        assert sock_cc(s) == b"sync"
 
 
 def test_setsockopt_selects_sync_per_socket(module_loaded: str) -> None:
     SYSCTL_CC.write_text("cubic")
     with socket.socket() as s:
         s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, b"sync")
-        assert s.getsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, 16).rstrip(b"\0") == b"sync"
+        assert sock_cc(s) == b"sync"
     with socket.socket() as s, pytest.raises(OSError):
         s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, b"no-such-cc")
 
@@ -68,55 +67,17 @@ def test_insmod_rejects_bad_parameters() -> None:
     assert unload("tcp_sync").returncode == 0
 
 
-def _loopback_transfer(stop: threading.Event) -> tuple:
-    """A sync socket sending to a local sink until ``stop`` is set."""
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(1)
-    cli = socket.socket()
-    cli.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, b"sync")
-    cli.connect(srv.getsockname())
-    peer, _ = srv.accept()
-
-    def sink() -> None:
-        while peer.recv(65536):
-            pass
-
-    def source() -> None:
-        buf = b"x" * 65536
-        deadline = time.monotonic() + 30
-        while not stop.is_set() and time.monotonic() < deadline:
-            cli.send(buf)
-
-    threads = [threading.Thread(target=sink, daemon=True), threading.Thread(target=source, daemon=True)]
-    for t in threads:
-        t.start()
-    return srv, cli, peer, threads
-
-
 def test_rmmod_refused_while_a_socket_uses_it(module_loaded: str) -> None:
-    stop = threading.Event()
-    srv, cli, peer, threads = _loopback_transfer(stop)
-    try:
+    with loopback_transfer("sync"):
         time.sleep(0.5)
         assert unload("tcp_sync").returncode != 0
         assert is_loaded("tcp_sync")
-        socks = list_sockets(cc=["sync"])
-        assert socks, "inet_diag shows no sync socket"
-        tele = [s.synctcp for s in socks if s.synctcp]
-        assert tele and tele[0]["module"] == "sync" and tele[0]["source"] == "ts"
+        tele = [s.synctcp for s in list_sockets(cc=["sync"]) if s.synctcp]
+        assert tele, "inet_diag shows no sync telemetry"
+        assert tele[0]["module"] == "sync" and tele[0]["source"] == "ts"
         out = sh("python3", "-m", "synctcp", "ss", "--cc", "sync").stdout
         assert "src:ts" in out and "qdelay:" in out
-    finally:
-        stop.set()
-        cli.close()
-        for t in threads:
-            t.join(timeout=5)
-        peer.close()
-        srv.close()
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and unload("tcp_sync").returncode != 0:
-        time.sleep(0.2)   # sockets in FIN states still hold the module
+    assert unload_when_idle("tcp_sync")
     assert not is_loaded("tcp_sync")
     load("tcp_sync")      # for the fixture's teardown
 
