@@ -67,4 +67,32 @@ struct synctcp_sync_info {
 	__u16 reductions;	/* cwnd halvings by the detector, mod 2^16 */
 };
 
+/* tcp_mixreact: Sync-TCP(MixReact) */
+struct synctcp_mixreact_info {
+	struct synctcp_info_hdr hdr;
+	__u32 qdelay_avg_us;	/* SyncMix average queuing delay */
+	__u32 max_qdelay_us;	/* largest queuing delay seen */
+	__u8 trend;		/* enum synctcp_mix_trend (core/syncmix.h) */
+	__u8 region;		/* enum synctcp_mix_region: 0 = 0-25% .. 3 */
+	__u8 action;		/* enum synctcp_mixreact_action (core/mixreact.h) */
+	__u8 mix_flags;		/* SYNCTCP_MIXF_* */
+	__u16 increases;	/* decisions that raised cwnd, mod 2^16 */
+	__u16 decreases;	/* decisions that cut cwnd, mod 2^16 */
+};
+
+/* synctcp_mixreact_info.mix_flags */
+#define SYNCTCP_MIXF_FLAT	0x01	/* last trend had m0 == m2: indication held */
+#define SYNCTCP_MIXF_NO_STATE	0x02	/* state allocation failed: plain Reno */
+
+/* tcp_etcp: E-TCP (Gu, Towsley, Hollot, Zhang) */
+struct synctcp_etcp_info {
+	struct synctcp_info_hdr hdr;	/* sti_source 0: E-TCP uses no OTT */
+	__u32 w_x256;		/* window W, 1/256 packets */
+	__u32 losses;		/* lost packets counted, mod 2^32 */
+	__u16 ecn_events;	/* CWR entries counted as one loss, mod 2^16 */
+	__u16 undos;		/* loss episodes undone as spurious, mod 2^16 */
+	__u8 phase;		/* enum etcp_phase: 0 slow start, 1 hold, 2 E-TCP */
+	__u8 pad[3];
+};
+
 #endif /* SYNCTCP_INFO_H */

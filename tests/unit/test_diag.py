@@ -26,6 +26,12 @@ int main(void)
 	F(synctcp_sync_info, max_qdelay_us);
 	F(synctcp_sync_info, signals);
 	F(synctcp_sync_info, reductions);
+	printf("size synctcp_etcp_info %zu\n", sizeof(struct synctcp_etcp_info));
+	F(synctcp_etcp_info, w_x256);
+	F(synctcp_etcp_info, losses);
+	F(synctcp_etcp_info, ecn_events);
+	F(synctcp_etcp_info, undos);
+	F(synctcp_etcp_info, phase);
 	return 0;
 }
 """
@@ -41,23 +47,32 @@ def c_layout(tmp_path_factory: pytest.TempPathFactory) -> dict:
     subprocess.run([cc, "-I", str(ROOT / "kmod/core"), "-o", str(d / "probe"), str(d / "probe.c")],
                    check=True)
     out = subprocess.run([str(d / "probe")], capture_output=True, text=True, check=True).stdout
-    lines = [ln.split() for ln in out.splitlines()]
-    return {"attr": int(lines[0][1]), "size": int(lines[1][2]),
-            "fields": {ln[1]: (int(ln[2]), int(ln[3])) for ln in lines[2:]}}
+    layout: dict = {"size": {}, "fields": {}}
+    for ln in (line.split() for line in out.splitlines()):
+        if ln[0] == "attr":
+            layout["attr"] = int(ln[1])
+        elif ln[0] == "size":
+            layout["size"][ln[1]] = int(ln[2])
+        else:
+            layout["fields"][(ln[0], ln[1])] = (int(ln[2]), int(ln[3]))
+    return layout
 
 
 def test_attribute_type_matches_header(c_layout: dict) -> None:
     assert c_layout["attr"] == SYNCTCP_DIAG_ATTR
 
 
-def test_sync_record_layout_matches_header(c_layout: dict) -> None:
-    fmt, names = LAYOUTS["sync"]
+@pytest.mark.parametrize("module", ["sync", "etcp"])
+def test_record_layout_matches_header(c_layout: dict, module: str) -> None:
+    cstruct = f"synctcp_{module}_info"
+    fmt, names = LAYOUTS[module]
     hdr = struct.calcsize(HDR_FORMAT)
-    assert hdr + struct.calcsize(fmt) == c_layout["size"] <= 20
+    assert hdr + struct.calcsize(fmt) == c_layout["size"][cstruct] <= 20
+    codes = [c for c in fmt[1:] if not c.isdigit() and c != "x"]
     off = hdr
-    for name, code in zip(names, fmt[1:]):
+    for name, code in zip(names, codes):
         size = struct.calcsize("<" + code)
-        assert c_layout["fields"][name] == (off, size), name
+        assert c_layout["fields"][(cstruct, name)] == (off, size), name
         off += size
 
 
@@ -67,6 +82,14 @@ def test_decode_sync_record() -> None:
     assert rec == {"module": "sync", "source": "ts", "loss_seen": True, "congested": False,
                    "rate_known": True, "peer_clock_hz": 1000, "min_ott_us": -2000,
                    "qdelay_us": 19000, "max_qdelay_us": 60000, "signals": 7, "reductions": 3}
+
+
+def test_decode_etcp_record() -> None:
+    raw = struct.pack("<BBBB", 3, 0, 0x01, 0) + struct.pack("<IIHHB3x", 220 * 256, 1234, 2, 1, 2)
+    rec = decode_record(raw)
+    assert rec["module"] == "etcp" and rec["source"] == "none" and rec["loss_seen"]
+    assert (rec["w_x256"], rec["losses"], rec["ecn_events"], rec["undos"], rec["phase"]) == \
+        (220 * 256, 1234, 2, 1, 2)
 
 
 def test_decode_rejects_short_and_unknown_records() -> None:

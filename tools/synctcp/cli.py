@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from . import __version__
-from .diag import DiagError, SocketState, list_sockets
+from .diag import ETCP_PHASES, DiagError, SocketState, list_sockets
 
 MODULE_CC = {"tcp_sync": "sync", "tcp_mixreact": "mixreact", "tcp_etcp": "etcp"}
 SYSCTL = Path("/proc/sys/net/ipv4")
@@ -72,6 +72,10 @@ def format_socket(st: SocketState) -> str:
         for key in ("signals", "reductions"):
             if key in s:
                 parts.append(f"{key}:{s[key]}")
+        if "w_x256" in s:
+            parts.append(f"W:{s['w_x256'] / 256:.2f}")
+            parts.append(f"phase:{ETCP_PHASES.get(s['phase'], s['phase'])}")
+            parts.append(f"losses:{s['losses']} ecn:{s['ecn_events']} undos:{s['undos']}")
         flags = [n for n in ("loss_seen", "congested") if s.get(n)]
         if flags:
             parts.append("[" + ",".join(flags) + "]")

@@ -44,7 +44,11 @@ HDR_FIELDS = ("module", "source", "flags", "peer_clock")
 #: Module-specific part of each record: (struct format, field names).
 LAYOUTS: Dict[str, Tuple[str, Tuple[str, ...]]] = {
     "sync": ("<iIIHH", ("min_ott_us", "qdelay_us", "max_qdelay_us", "signals", "reductions")),
+    "etcp": ("<IIHHB3x", ("w_x256", "losses", "ecn_events", "undos", "phase")),
 }
+
+#: enum etcp_phase (kmod/core/etcp.h)
+ETCP_PHASES = {0: "slow_start", 1: "hold", 2: "etcp"}
 
 
 class DiagError(RuntimeError):

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-2.0
+/* E-TCP window law in fixed point; see etcp.h. */
+#include "etcp.h"
+
+bool etcp_b_valid(u32 b)
+{
+	return b >= ETCP_B_MIN && b <= ETCP_B_MAX;
+}
+
+bool etcp_p0_ppm_valid(u32 p0_ppm)
+{
+	return p0_ppm >= ETCP_P0_PPM_MIN && p0_ppm <= ETCP_P0_PPM_MAX;
+}
+
+/**
+ * etcp_start - a connection starts
+ * @e: state
+ * @cwnd: the window TCP starts with (packets)
+ * @slow_start: start in slow start (a new connection), else in E-TCP
+ *	(the algorithm was switched on a connection that has left it)
+ */
+void etcp_start(struct etcp *e, u32 cwnd, bool slow_start)
+{
+	*e = (struct etcp){ 0 };
+	e->w = (u64)min_t(u32, max_t(u32, cwnd, 1), ETCP_W_MAX) << ETCP_W_SHIFT;
+	e->phase = slow_start ? ETCP_SLOW_START : ETCP_AVOID;
+	e->undo_phase = e->phase;
+}
+
+/*
+ * floor(num * 2^ETCP_W_SHIFT / den), exactly, for num and den below 2^60:
+ * long division at most four bits a step, so that no step leaves 64 bits.
+ */
+static u64 etcp_div_shifted(u64 num, u64 den)
+{
+	u64 q = div64_u64(num, den);
+	u64 r = num - q * den;
+	int i, step;
+
+	for (i = 0; i < ETCP_W_SHIFT; i += step) {
+		u64 digit;
+
+		step = min_t(int, 4, ETCP_W_SHIFT - i);
+		r <<= step;
+		digit = div64_u64(r, den);
+		q = (q << step) + digit;
+		r -= digit * den;
+	}
+	return q;
+}
+
+/**
+ * etcp_loss_decrement - the cut one lost packet makes: W / (b (2 + p0 W))
+ * @w: window, packets << ETCP_W_SHIFT, at most ETCP_W_MAX packets
+ * @p: parameters (b and p0 in range)
+ *
+ * With p0 = p0_ppm / 10^6 the cut is, in units of the window,
+ *
+ *	floor(w * 10^6 * 2^SHIFT / (b * (2 * 10^6 * 2^SHIFT + p0_ppm * w)))
+ *
+ * computed exactly (the floor of the exact rational): w * 10^6 and the
+ * bracket are below 2^60 for w <= 2^40, and floor(floor(x / a) / b) =
+ * floor(x / (a b)).  For b = 25, p0 = 0.01 this is floor(4 w 2^SHIFT /
+ * (w + 200 * 2^SHIFT)), i.e. 4W / (W + 200) packets.
+ *
+ * Return: the decrement, packets << ETCP_W_SHIFT.
+ */
+u64 etcp_loss_decrement(u64 w, const struct etcp_params *p)
+{
+	u64 den = 2ULL * ETCP_PPM * ETCP_W_UNIT + (u64)p->p0_ppm * w;
+
+	return div_u64(etcp_div_shifted(w * ETCP_PPM, den), p->b);
+}
+
+/* Cut @w by @k lost packets at @w's own per-loss decrement, down to @w_min. */
+static u64 etcp_cut(u64 w, u32 k, u64 w_min, const struct etcp_params *p)
+{
+	u64 dec = etcp_loss_decrement(w, p);
+	u64 room = w - w_min;
+
+	if (k > 1 && dec && k > div64_u64(room, dec))
+		return w_min;
+	dec *= k;
+	return dec < room ? w - dec : w_min;
+}
+
+/**
+ * etcp_apply_losses - apply the per-loss rule once per lost packet
+ * @w: window, packets << ETCP_W_SHIFT
+ * @losses: packets lost
+ * @p: parameters
+ *
+ * Up to ETCP_LOSS_STEPS losses are applied one at a time, which is the
+ * paper's rule exactly.  More losses in one go (an RTO, a burst) are
+ * spread over ETCP_LOSS_STEPS steps of k = ceil(left / steps left) losses
+ * each, every step cutting k times the decrement at its own start.  The
+ * decrement grows with W and W only falls, so a step never cuts less than
+ * k single steps would: the result is at most the per-packet result, and
+ * the tests measure how much below it.  The window never goes below
+ * ETCP_W_MIN packets through losses, nor is a smaller one raised.
+ *
+ * Return: the new window.
+ */
+u64 etcp_apply_losses(u64 w, u32 losses, const struct etcp_params *p)
+{
+	u64 w_min = min_t(u64, w, (u64)ETCP_W_MIN << ETCP_W_SHIFT);
+	u32 steps = ETCP_LOSS_STEPS;
+
+	while (losses && w > w_min) {
+		u32 k = losses / steps + (losses % steps ? 1 : 0);
+
+		w = etcp_cut(w, k, w_min, p);
+		losses -= k;
+		steps--;
+	}
+	return w;
+}
+
+/* Slow start: W += 1 per packet acknowledged. */
+static void etcp_slow_start(struct etcp *e, u32 acked)
+{
+	e->w += (u64)acked << ETCP_W_SHIFT;
+}
+
+/*
+ * E-TCP increase: W += 1/b per packet acknowledged.  The remainder of the
+ * division is carried to the next ACK, so after N packets W has grown by
+ * floor(N 2^SHIFT / b) units however the N were spread over ACKs.
+ */
+static void etcp_increase(struct etcp *e, u32 acked, u32 b)
+{
+	u64 x = ((u64)acked << ETCP_W_SHIFT) + e->inc_rem;
+
+	e->w += div_u64_rem(x, b, &e->inc_rem);
+}
+
+/* Keep W within [1, min(@w_clamp, ETCP_W_MAX)] packets. */
+static void etcp_clamp(struct etcp *e, u32 w_clamp)
+{
+	u64 max = (u64)min_t(u32, max_t(u32, w_clamp, 1), ETCP_W_MAX) <<
+		  ETCP_W_SHIFT;
+
+	if (e->w > max)
+		e->w = max;
+}
+
+/*
+ * End of slow start (section V-A): halve W and freeze it until all that
+ * was sent before this moment is acknowledged, so that the burst of
+ * slow-start losses is answered once.
+ */
+static void etcp_first_loss(struct etcp *e, u32 snd_nxt, bool undoable)
+{
+	u64 w_min = min_t(u64, e->w, (u64)ETCP_W_MIN << ETCP_W_SHIFT);
+	u64 half = max_t(u64, e->w >> 1, w_min);
+
+	if (undoable)
+		e->undo_dec += e->w - half;
+	else
+		e->undo_phase = ETCP_HOLD;	/* not even by undoing losses */
+	e->w = half;
+	e->hold_seq = snd_nxt;
+	e->phase = ETCP_HOLD;
+}
+
+/* Has everything outstanding at the first loss been acknowledged? */
+static bool etcp_hold_over(const struct etcp *e, u32 snd_una)
+{
+	return !before(snd_una, e->hold_seq);
+}
+
+/**
+ * etcp_on_ack - apply one ACK
+ * @e: state
+ * @p: parameters
+ * @a: what the ACK reported
+ *
+ * Each packet acknowledged and each packet lost counts, however many one
+ * ACK reports.  Congestion signals without loss (etcp_congestion_signal())
+ * count as one lost packet each, here.
+ */
+void etcp_on_ack(struct etcp *e, const struct etcp_params *p,
+		 const struct etcp_ack *a)
+{
+	u32 signals = e->ecn_pending;
+	u64 before_loss;
+
+	e->ecn_pending = 0;
+	e->losses += a->losses;
+
+	if (e->phase == ETCP_HOLD && etcp_hold_over(e, a->snd_una))
+		e->phase = ETCP_AVOID;
+
+	switch (e->phase) {
+	case ETCP_SLOW_START:
+		if (a->losses || signals) {
+			etcp_first_loss(e, a->snd_nxt, a->losses != 0);
+			break;
+		}
+		if (a->may_grow)
+			etcp_slow_start(e, a->acked);
+		break;
+	case ETCP_HOLD:
+		break;
+	case ETCP_AVOID:
+		if (a->may_grow)
+			etcp_increase(e, a->acked, p->b);
+		before_loss = e->w;
+		e->w = etcp_apply_losses(e->w, a->losses, p);
+		e->undo_dec += before_loss - e->w;
+		e->w = etcp_apply_losses(e->w, signals, p);
+		break;
+	}
+	etcp_clamp(e, a->w_clamp);
+}
+
+/**
+ * etcp_congestion_signal - congestion reported without a lost packet
+ * @e: state
+ *
+ * Applied at the next ACK as one lost packet, and never undone.
+ */
+void etcp_congestion_signal(struct etcp *e)
+{
+	if (e->ecn_pending < (u16)~0U)
+		e->ecn_pending++;
+	e->ecn_events++;
+}
+
+/**
+ * etcp_episode_begin - a loss-recovery episode begins (undo point)
+ * @e: state
+ */
+void etcp_episode_begin(struct etcp *e)
+{
+	e->undo_dec = 0;
+	e->undo_phase = e->phase;
+}
+
+/**
+ * etcp_undo - the episode's losses were spurious: give back what they cut
+ * @e: state
+ * @w_clamp: largest window allowed, packets
+ *
+ * Growth since the episode began is kept.  If the episode ended slow
+ * start, slow start resumes.
+ */
+void etcp_undo(struct etcp *e, u32 w_clamp)
+{
+	e->w += e->undo_dec;
+	e->undo_dec = 0;
+	if (e->undo_phase == ETCP_SLOW_START)
+		e->phase = ETCP_SLOW_START;
+	e->undos++;
+	etcp_clamp(e, w_clamp);
+}
+
+/* The window in whole packets (at least 1). */
+u32 etcp_cwnd(const struct etcp *e)
+{
+	return max_t(u32, (u32)(e->w >> ETCP_W_SHIFT), 1);
+}
+
+/**
+ * etcp_pacing_rate - W packets per smoothed RTT (section III-C)
+ * @e: state
+ * @mss: bytes per packet
+ * @srtt_us: smoothed RTT, microseconds (0 is taken as 1)
+ *
+ * Computed exactly (the floor of W mss 10^6 / srtt_us) without leaving
+ * 64 bits: W is at most 2^24 packets and mss below 2^16.
+ *
+ * Return: bytes per second.
+ */
+u64 etcp_pacing_rate(const struct etcp *e, u32 mss, u32 srtt_us)
+{
+	u64 x = e->w * mss;		/* bytes << ETCP_W_SHIFT, < 2^57 */
+	u32 rtt = max_t(u32, srtt_us, 1);
+	u64 q = div64_u64(x, rtt);
+	u64 r = x - q * rtt;
+	u64 frac = (q & (ETCP_W_UNIT - 1)) * USEC_PER_SEC +
+		   div_u64(r * USEC_PER_SEC, rtt);
+
+	return (q >> ETCP_W_SHIFT) * USEC_PER_SEC + (frac >> ETCP_W_SHIFT);
+}
