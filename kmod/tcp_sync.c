@@ -26,7 +26,7 @@
  *  - Without timestamps: the per-ACK RTT sample, qdelay = RTT - min RTT.
  *    Reverse-path queues then count as forward congestion.
  *  - The one-way-timestamp option (tcp_option/) plugs in as a third source
- *    in synctcp_sample().
+ *    in synctcp_ack_ott() (core/ott_glue.h), shared with tcp_mixreact.
  *
  * Notable differences from the dissertation (docs/sync-tcp.md says why):
  *  - A halving also sets ssthresh to the new cwnd, as an ECN response does,
@@ -38,11 +38,11 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/string.h>
-#include <linux/version.h>
 #include <linux/inet_diag.h>
 #include <net/tcp.h>
 
 #include "core/ott.h"
+#include "core/ott_glue.h"
 #include "core/pqlen.h"
 #include "core/pcwnd.h"
 #include "core/synctcp_info.h"
@@ -55,18 +55,8 @@
 /* Detection threshold, in percent of the maximum queuing delay (1..100). */
 static unsigned int thresh_pct __read_mostly = SYNCTCP_PQLEN_DEFAULT_PCT;
 
-/* Which OTT sources a connection may use. */
-enum sync_source_mode {
-	SYNC_SOURCE_AUTO,	/* timestamps when negotiated, else RTT */
-	SYNC_SOURCE_RTT,	/* always RTT (for comparison runs) */
-};
-
-static const char * const sync_source_names[] = {
-	[SYNC_SOURCE_AUTO] = "auto",
-	[SYNC_SOURCE_RTT] = "rtt",
-};
-
-static unsigned int source_mode __read_mostly = SYNC_SOURCE_AUTO;
+/* OTT source of new connections (enum synctcp_source_mode). */
+static unsigned int source_mode __read_mostly = SYNCTCP_SOURCE_AUTO;
 
 static int sync_thresh_set(const char *val, const struct kernel_param *kp)
 {
@@ -82,27 +72,7 @@ module_param_cb(thresh_pct, &sync_thresh_ops, &thresh_pct, 0644);
 MODULE_PARM_DESC(thresh_pct,
 		 "congestion when queuing delay > this % of the max seen (1-100, default 50)");
 
-static int sync_source_set(const char *val, const struct kernel_param *kp)
-{
-	int i = sysfs_match_string(sync_source_names, val);
-
-	if (i < 0)
-		return -EINVAL;
-	WRITE_ONCE(source_mode, i);
-	return 0;
-}
-
-static int sync_source_get(char *buf, const struct kernel_param *kp)
-{
-	return sysfs_emit(buf, "%s\n", sync_source_names[READ_ONCE(source_mode)]);
-}
-
-static const struct kernel_param_ops sync_source_ops = {
-	.set = sync_source_set,
-	.get = sync_source_get,
-};
-
-module_param_cb(source, &sync_source_ops, NULL, 0644);
+module_param_cb(source, &synctcp_source_ops, &source_mode, 0644);
 MODULE_PARM_DESC(source,
 		 "OTT source of new connections: auto (RFC 7323 timestamps, else RTT) or rtt");
 
@@ -118,89 +88,26 @@ struct sync {
 	bool signal;			/* this ACK's sample signalled congestion */
 };
 
-/* Our own TSval clock tick, in microseconds. */
-static u16 sync_own_tick_us(const struct tcp_sock *tp)
-{
-#if KERNEL_VERSION(6, 7, 0) <= LINUX_VERSION_CODE
-	if (tp->tcp_usec_ts)
-		return 1;
-#endif
-	return USEC_PER_MSEC;
-}
-
 static void sync_init(struct sock *sk)
 {
 	struct sync *ca = inet_csk_ca(sk);
 
 	memset(ca, 0, sizeof(*ca));
-	synctcp_tsclock_init(&ca->clock, sync_own_tick_us(tcp_sk(sk)));
+	synctcp_tsclock_init(&ca->clock, synctcp_own_tick_us(tcp_sk(sk)));
 	synctcp_qdelay_reset(&ca->q);
 	ca->prior_una = tcp_sk(sk)->snd_una;
-}
-
-/* Pick the connection's OTT source on its first ACK. */
-static u8 sync_choose_source(const struct tcp_sock *tp)
-{
-	if (READ_ONCE(source_mode) == SYNC_SOURCE_AUTO && tp->rx_opt.tstamp_ok)
-		return SYNCTCP_SRC_TS;
-	return SYNCTCP_SRC_RTT;
-}
-
-/*
- * One OTT sample from this ACK, if it yields one.
- *
- * With timestamps only ACKs that advance snd_una count: an ACK that only
- * SACKs data beyond a hole echoes the TSval of the last in-order segment
- * (RFC 7323, section 4.3), so its TSecr is older than the data it reports
- * and the OTT would be inflated by up to a round trip.
- * Return: false when there is none; the estimator must be reset when the
- * sampler moved to a new base (*rebased).
- */
-static bool sync_sample(struct sock *sk, const struct ack_sample *sample,
-			s64 *ott_us, bool *rebased)
-{
-	const struct tcp_sock *tp = tcp_sk(sk);
-	struct sync *ca = inet_csk_ca(sk);
-	enum synctcp_ott_result res;
-
-	bool advanced = after(tp->snd_una, ca->prior_una);
-
-	*rebased = false;
-	ca->prior_una = tp->snd_una;
-	switch (ca->source) {
-	case SYNCTCP_SRC_TS:
-		if (!tp->rx_opt.saw_tstamp || !advanced)
-			return false;
-		res = synctcp_ott_ts_sample(&ca->clock, tp->rx_opt.rcv_tsval,
-					    tp->rx_opt.rcv_tsecr,
-					    (u32)tp->tcp_mstamp, ott_us);
-		*rebased = res == SYNCTCP_OTT_REBASED;
-		return res != SYNCTCP_OTT_SKIP;
-	case SYNCTCP_SRC_RTT:
-		if (sample->rtt_us <= 0)
-			return false;
-		*ott_us = sample->rtt_us;
-		return true;
-	default:
-		return false;
-	}
 }
 
 /* SyncPQlen: queuing delay of this ACK against the largest seen. */
 static void sync_pkts_acked(struct sock *sk, const struct ack_sample *sample)
 {
 	struct sync *ca = inet_csk_ca(sk);
-	bool rebased;
-	s64 ott_us;
 
 	ca->signal = false;
-	if (ca->source == SYNCTCP_SRC_NONE)
-		ca->source = sync_choose_source(tcp_sk(sk));
-	if (!sync_sample(sk, sample, &ott_us, &rebased))
+	if (synctcp_ack_qdelay(tcp_sk(sk), sample, READ_ONCE(source_mode),
+			       &ca->clock, &ca->q, &ca->source,
+			       &ca->prior_una) == SYNCTCP_OTT_SKIP)
 		return;
-	if (rebased)
-		synctcp_qdelay_reset(&ca->q);
-	synctcp_qdelay_update(&ca->q, ott_us);
 	ca->congested = synctcp_pqlen_congested(&ca->detect, &ca->q,
 						READ_ONCE(thresh_pct));
 	ca->signal = ca->congested;

@@ -32,6 +32,15 @@ int main(void)
 	F(synctcp_etcp_info, ecn_events);
 	F(synctcp_etcp_info, undos);
 	F(synctcp_etcp_info, phase);
+	printf("size synctcp_mixreact_info %zu\n", sizeof(struct synctcp_mixreact_info));
+	F(synctcp_mixreact_info, qdelay_avg_us);
+	F(synctcp_mixreact_info, max_qdelay_us);
+	F(synctcp_mixreact_info, trend);
+	F(synctcp_mixreact_info, region);
+	F(synctcp_mixreact_info, action);
+	F(synctcp_mixreact_info, mix_flags);
+	F(synctcp_mixreact_info, increases);
+	F(synctcp_mixreact_info, decreases);
 	return 0;
 }
 """
@@ -62,7 +71,7 @@ def test_attribute_type_matches_header(c_layout: dict) -> None:
     assert c_layout["attr"] == SYNCTCP_DIAG_ATTR
 
 
-@pytest.mark.parametrize("module", ["sync", "etcp"])
+@pytest.mark.parametrize("module", ["sync", "etcp", "mixreact"])
 def test_record_layout_matches_header(c_layout: dict, module: str) -> None:
     cstruct = f"synctcp_{module}_info"
     fmt, names = LAYOUTS[module]

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from . import __version__
-from .diag import ETCP_PHASES, DiagError, SocketState, list_sockets
+from .diag import (ETCP_PHASES, MIX_ACTIONS, MIX_REGIONS, MIX_TRENDS, DiagError, SocketState,
+                   list_sockets)
 
 MODULE_CC = {"tcp_sync": "sync", "tcp_mixreact": "mixreact", "tcp_etcp": "etcp"}
 SYSCTL = Path("/proc/sys/net/ipv4")
@@ -66,12 +67,17 @@ def format_socket(st: SocketState) -> str:
         if s.get("peer_clock_hz"):
             parts.append(f"peer_clock:{s['peer_clock_hz']}Hz")
         for key, label in (("min_ott_us", "min_ott"), ("qdelay_us", "qdelay"),
-                           ("max_qdelay_us", "max_qdelay")):
+                           ("qdelay_avg_us", "qdelay_avg"), ("max_qdelay_us", "max_qdelay")):
             if key in s:
                 parts.append(f"{label}:{_fmt_us(s[key])}")
         for key in ("signals", "reductions"):
             if key in s:
                 parts.append(f"{key}:{s[key]}")
+        if "trend" in s:
+            parts.append(f"trend:{MIX_TRENDS.get(s['trend'], s['trend'])}")
+            parts.append(f"region:{MIX_REGIONS.get(s['region'], s['region'])}")
+            parts.append(f"action:{MIX_ACTIONS.get(s['action'], s['action'])}")
+            parts.append(f"increases:{s['increases']} decreases:{s['decreases']}")
         if "w_x256" in s:
             parts.append(f"W:{s['w_x256'] / 256:.2f}")
             parts.append(f"phase:{ETCP_PHASES.get(s['phase'], s['phase'])}")

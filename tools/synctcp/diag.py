@@ -45,7 +45,15 @@ HDR_FIELDS = ("module", "source", "flags", "peer_clock")
 LAYOUTS: Dict[str, Tuple[str, Tuple[str, ...]]] = {
     "sync": ("<iIIHH", ("min_ott_us", "qdelay_us", "max_qdelay_us", "signals", "reductions")),
     "etcp": ("<IIHHB3x", ("w_x256", "losses", "ecn_events", "undos", "phase")),
+    "mixreact": ("<IIBBBBHH", ("qdelay_avg_us", "max_qdelay_us", "trend", "region", "action",
+                               "mix_flags", "increases", "decreases")),
 }
+
+#: enum synctcp_mix_trend / _region (kmod/core/syncmix.h), enum synctcp_mixreact_action
+MIX_TRENDS = {0: "none", 1: "increasing", 2: "decreasing"}
+MIX_REGIONS = {0: "0-25%", 1: "25-50%", 2: "50-75%", 3: "75-100%"}
+MIX_ACTIONS = {0: "reno", 1: "+1/rtt", 2: "x0.9", 3: "x0.75", 4: "x0.5", 5: "+50%/rtt",
+               6: "+25%/rtt", 7: "+10%/rtt", 8: "keep"}
 
 #: enum etcp_phase (kmod/core/etcp.h)
 ETCP_PHASES = {0: "slow_start", 1: "hold", 2: "etcp"}

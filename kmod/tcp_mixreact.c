@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sync-TCP(MixReact): congestion control from the trend of the averaged
+ * one-way queuing delay, after M. C. Weigle, "Investigating the Use of
+ * Synchronized Clocks in TCP Congestion Control", PhD dissertation,
+ * UNC Chapel Hill, 2003, sections 3.5.5 (SyncMix) and 3.6.2 (SyncMixReact).
+ *
+ * Sync-TCP(MixReact) in a nutshell:
+ *
+ *   qdelay = OTT - min OTT;  max qdelay = max OTT - min OTT    every ACK
+ *   avg    = (1 - w) avg + w qdelay,  w = 1, 1, 3/4, 1/2, 1/4, 1/8 ...
+ *   trend  = medians m0 < m2 (increasing) or m0 > m2 (decreasing) of the
+ *            oldest and newest three of the last nine averages
+ *   region = avg / max qdelay in quarters (before the first loss and while
+ *            max qdelay < 10 ms: |qdelay change| / larger qdelay)
+ *   every three samples, (trend, region) picks AIMD's alpha or beta:
+ *
+ *              0-25%        25-50%       50-75%       75-100%
+ *   increasing +1 seg/RTT   cwnd x 0.9   cwnd x 0.75  cwnd x 0.5
+ *   decreasing +50%/RTT     +25%/RTT     +10%/RTT     no change
+ *
+ * Decreases are made at once, increases are spread over the ACKs of an
+ * RTT.  Until nine averages exist the flow is Reno (slow start); losses,
+ * RTOs and ECN are handled as Reno handles them.  The averages restart
+ * after every RTO.
+ *
+ * The OTT source is the one tcp_sync uses (core/ott_glue.h): RFC 7323
+ * timestamps (the ACK's TSval against its TSecr: forward OTT plus a
+ * constant offset, with the peer clock rate estimated), else the per-ACK
+ * RTT.  The detector (core/syncmix.c) and the reaction (core/mixreact.c)
+ * are kernel-independent and unit-tested.
+ *
+ * The state (about 190 bytes) does not fit in ICSK_CA_PRIV_SIZE, so init
+ * allocates it, as tcp_cdg does; when that fails the connection is plain
+ * Reno and the failure is counted in the alloc_failures parameter.
+ *
+ * Notable differences from the dissertation (docs/mixreact.md says why):
+ *  - Equal medians (m0 == m2) give no new indication: the one in force
+ *    stays and nothing is re-applied.  The text leaves this open.
+ *  - The pre-loss "percentage difference between the last two queuing
+ *    delays" is taken relative to the larger of the two.
+ *  - A restart (RTO, idle restart, OTT rebase) empties the window of nine
+ *    averages as well as the bootstrap; the text restarts only the weights
+ *    and only after an RTO.
+ *  - A decrease also sets ssthresh to the new cwnd (as ECN does); cwnd
+ *    never goes below 2 segments.
+ *  - The three-ACK cadence counts ACKs that yield an OTT sample; a
+ *    decision on an ACK on which Linux does not let the module move cwnd
+ *    (loss recovery, CWR, duplicate ACKs) is dropped, and after loss
+ *    recovery or CWR cwnd grows as Reno's until the next decision.
+ *  - The 10 ms pre-loss floor is a module parameter.
+ */
+#include <linux/atomic.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/slab.h>
+#include <linux/inet_diag.h>
+#include <net/tcp.h>
+
+#include "core/ott.h"
+#include "core/ott_glue.h"
+#include "core/syncmix.h"
+#include "core/mixreact.h"
+#include "core/synctcp_info.h"
+
+/* The algorithm core is kernel-independent C, shared with the unit tests. */
+#include "core/ott.c"
+#include "core/syncmix.c"
+#include "core/mixreact.c"
+
+/* Before the first loss, max qdelay below this (ms) gives no regions. */
+static unsigned int preloss_max_ms __read_mostly =
+	SYNCTCP_MIX_PRELOSS_MAX_US / USEC_PER_MSEC;
+
+/* OTT source of new connections (enum synctcp_source_mode). */
+static unsigned int source_mode __read_mostly = SYNCTCP_SOURCE_AUTO;
+
+/* Connections that run as Reno because their state could not be allocated. */
+static atomic_t mixreact_alloc_failures = ATOMIC_INIT(0);
+
+static int mixreact_preloss_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 0, 1000);
+}
+
+static const struct kernel_param_ops mixreact_preloss_ops = {
+	.set = mixreact_preloss_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(preloss_max_ms, &mixreact_preloss_ops, &preloss_max_ms, 0644);
+MODULE_PARM_DESC(preloss_max_ms,
+		 "before the first loss, max queuing delay below this gives regions from the qdelay change (0-1000 ms, default 10)");
+
+module_param_cb(source, &synctcp_source_ops, &source_mode, 0644);
+MODULE_PARM_DESC(source,
+		 "OTT source of new connections: auto (RFC 7323 timestamps, else RTT) or rtt");
+
+static int mixreact_failures_set(const char *val, const struct kernel_param *kp)
+{
+	return -EPERM;
+}
+
+static int mixreact_failures_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&mixreact_alloc_failures));
+}
+
+static const struct kernel_param_ops mixreact_failures_ops = {
+	.set = mixreact_failures_set,
+	.get = mixreact_failures_get,
+};
+
+module_param_cb(alloc_failures, &mixreact_failures_ops, NULL, 0444);
+MODULE_PARM_DESC(alloc_failures,
+		 "connections that ran as Reno because their state could not be allocated (read-only)");
+
+/* Per-connection state, allocated in init. */
+struct mixreact_state {
+	struct synctcp_tsclock clock;	/* RFC 7323 OTT sampler */
+	struct synctcp_qdelay q;	/* min/max OTT, queuing delay */
+	struct synctcp_syncmix detect;	/* SyncMix */
+	struct synctcp_mixreact react;	/* SyncMixReact */
+	u32 prior_una;			/* snd_una before this ACK */
+	u8 source;			/* enum synctcp_ott_source */
+	bool fresh;			/* this ACK brought a new indication */
+};
+
+/* What lives in icsk_ca_priv. */
+struct mixreact {
+	struct mixreact_state *st;	/* NULL: behave as Reno */
+	bool no_state;			/* the allocation failed */
+};
+
+static struct mixreact_state *mixreact_state(const struct sock *sk)
+{
+	const struct mixreact *ca = inet_csk_ca(sk);
+
+	return ca->st;
+}
+
+static void mixreact_init(struct sock *sk)
+{
+	struct mixreact *ca = inet_csk_ca(sk);
+	struct mixreact_state *st;
+
+	st = kzalloc(sizeof(*st), GFP_NOWAIT | __GFP_NOWARN);
+	ca->st = st;
+	ca->no_state = !st;
+	if (!st) {
+		atomic_inc(&mixreact_alloc_failures);
+		return;
+	}
+	synctcp_tsclock_init(&st->clock, synctcp_own_tick_us(tcp_sk(sk)));
+	st->prior_una = tcp_sk(sk)->snd_una;
+	synctcp_qdelay_reset(&st->q);
+	synctcp_syncmix_init(&st->detect);
+	synctcp_mixreact_reset(&st->react);
+}
+
+static void mixreact_release(struct sock *sk)
+{
+	struct mixreact *ca = inet_csk_ca(sk);
+
+	kfree(ca->st);
+	ca->st = NULL;
+}
+
+/* SyncMix: this ACK's queuing delay into the average and its trend. */
+static void mixreact_pkts_acked(struct sock *sk, const struct ack_sample *sample)
+{
+	struct mixreact_state *st = mixreact_state(sk);
+	enum synctcp_ott_result res;
+
+	if (!st)
+		return;
+	st->fresh = false;
+	res = synctcp_ack_qdelay(tcp_sk(sk), sample, READ_ONCE(source_mode),
+				 &st->clock, &st->q, &st->source,
+				 &st->prior_una);
+	if (res == SYNCTCP_OTT_SKIP)
+		return;
+	if (res == SYNCTCP_OTT_REBASED)
+		synctcp_syncmix_restart(&st->detect);
+	st->fresh = synctcp_syncmix_update(&st->detect, &st->q,
+					   READ_ONCE(preloss_max_ms) * USEC_PER_MSEC);
+}
+
+/* SyncMixReact: act on a new indication, else continue the one in force. */
+static void mixreact_cong_avoid(struct sock *sk, u32 ack, u32 acked)
+{
+	struct mixreact_state *st = mixreact_state(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct synctcp_cwnd w;
+
+	if (!st) {
+		tcp_reno_cong_avoid(sk, ack, acked);
+		return;
+	}
+	w.cwnd = tcp_snd_cwnd(tp);
+	w.ssthresh = tp->snd_ssthresh;
+	if (st->fresh) {
+		st->fresh = false;
+		synctcp_mixreact_decide(&st->react, st->detect.trend,
+					st->detect.region, &w,
+					tp->snd_cwnd_clamp);
+	}
+	if (synctcp_mixreact_follows_reno(&st->react)) {
+		tcp_reno_cong_avoid(sk, ack, acked);
+		return;
+	}
+	if (tcp_is_cwnd_limited(sk))
+		synctcp_mixreact_grow(&st->react, acked, &w,
+				      tp->snd_cwnd_clamp);
+	tcp_snd_cwnd_set(tp, w.cwnd);
+	tp->snd_ssthresh = w.ssthresh;
+}
+
+/*
+ * Reno's reductions (loss recovery, RTO, ECN's CWR) end the decision in
+ * force; a loss makes max qdelay trusted; an RTO restarts the average.
+ */
+static void mixreact_set_state(struct sock *sk, u8 new_state)
+{
+	struct mixreact_state *st = mixreact_state(sk);
+
+	if (!st)
+		return;
+	switch (new_state) {
+	case TCP_CA_Loss:
+		synctcp_syncmix_restart(&st->detect);
+		fallthrough;
+	case TCP_CA_Recovery:
+		synctcp_syncmix_on_loss(&st->detect);
+		fallthrough;
+	case TCP_CA_CWR:
+		synctcp_mixreact_reset(&st->react);
+		st->fresh = false;
+		break;
+	default:
+		break;
+	}
+}
+
+/* After an idle period the average is as out of date as after an RTO. */
+static void mixreact_cwnd_event(struct sock *sk, enum tcp_ca_event ev)
+{
+	struct mixreact_state *st = mixreact_state(sk);
+
+	if (!st || ev != CA_EVENT_CWND_RESTART)
+		return;
+	synctcp_syncmix_restart(&st->detect);
+	synctcp_mixreact_reset(&st->react);
+	st->fresh = false;
+}
+
+static u8 mixreact_info_flags(const struct mixreact_state *st)
+{
+	return (st->detect.seen_loss ? SYNCTCP_F_LOSS_SEEN : 0) |
+	       (synctcp_mixreact_is_decrease(st->react.action) ?
+		SYNCTCP_F_CONGESTED : 0) |
+	       (st->clock.rate_confirmed ? SYNCTCP_F_RATE_KNOWN : 0);
+}
+
+static size_t mixreact_get_info(struct sock *sk, u32 ext, int *attr,
+				union tcp_cc_info *info)
+{
+	const struct mixreact *ca = inet_csk_ca(sk);
+	const struct mixreact_state *st = ca->st;
+	struct synctcp_mixreact_info *mi = (void *)info;
+
+	BUILD_BUG_ON(sizeof(*mi) > sizeof(*info));
+	if (!(ext & (1 << (INET_DIAG_INFO - 1)) ||
+	      ext & (1 << (INET_DIAG_VEGASINFO - 1))))
+		return 0;
+
+	memset(mi, 0, sizeof(*mi));
+	mi->hdr.sti_module = SYNCTCP_MOD_MIXREACT;
+	if (!st) {
+		mi->mix_flags = ca->no_state ? SYNCTCP_MIXF_NO_STATE : 0;
+	} else {
+		mi->hdr.sti_source = st->source;
+		mi->hdr.sti_flags = mixreact_info_flags(st);
+		if (st->source == SYNCTCP_SRC_TS)
+			mi->hdr.sti_peer_clock =
+				synctcp_clock_code(st->clock.peer_hz);
+		mi->qdelay_avg_us = synctcp_syncmix_avg_us(&st->detect);
+		mi->max_qdelay_us = st->q.max_qdelay_us;
+		mi->trend = st->detect.trend;
+		mi->region = st->detect.region;
+		mi->action = st->react.action;
+		mi->mix_flags = st->detect.last_flat ? SYNCTCP_MIXF_FLAT : 0;
+		mi->increases = (u16)st->react.increases;
+		mi->decreases = (u16)st->react.decreases;
+	}
+	*attr = SYNCTCP_DIAG_ATTR;
+	return sizeof(*mi);
+}
+
+static struct tcp_congestion_ops tcp_mixreact __read_mostly = {
+	.init		= mixreact_init,
+	.release	= mixreact_release,
+	.ssthresh	= tcp_reno_ssthresh,
+	.cong_avoid	= mixreact_cong_avoid,
+	.undo_cwnd	= tcp_reno_undo_cwnd,
+	.set_state	= mixreact_set_state,
+	.cwnd_event	= mixreact_cwnd_event,
+	.pkts_acked	= mixreact_pkts_acked,
+	.get_info	= mixreact_get_info,
+	.owner		= THIS_MODULE,
+	.name		= "mixreact",
+};
+
+static int __init mixreact_register(void)
+{
+	BUILD_BUG_ON(sizeof(struct mixreact) > ICSK_CA_PRIV_SIZE);
+	return tcp_register_congestion_control(&tcp_mixreact);
+}
+
+static void __exit mixreact_unregister(void)
+{
+	tcp_unregister_congestion_control(&tcp_mixreact);
+}
+
+module_init(mixreact_register);
+module_exit(mixreact_unregister);
+
+MODULE_AUTHOR("synctcp developers");
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("Sync-TCP(MixReact): trend of the averaged one-way queuing delay (Weigle 2003)");
+MODULE_VERSION("0.1.0");
