@@ -1,12 +1,16 @@
-"""The ``make demo`` comparison: reno, cubic and sync on one bottleneck.
+"""The ``make demo`` comparison of the modules against Reno and CUBIC.
 
-Each algorithm runs alone (3 bulk flows) through the same dumbbell:
-20 Mbit/s, 40 ms base RTT, 100-packet drop-tail queue, offloads off.
-Prints a table (goodput, queue, queuing delay, retransmissions) and writes
-``queue.png`` (bottleneck queue over time), ``summary.json`` and
-``summary.csv`` plus the raw samples into ``--out``.
+1. Delay-based: reno, cubic, sync and mixreact, each alone (3 bulk flows)
+   through one dumbbell: 20 Mbit/s, 40 ms base RTT, 100-packet drop-tail.
+2. Small buffer: etcp, reno and cubic, one flow each: 50 Mbit/s, 100 ms,
+   a 20-packet drop-tail buffer (``--no-small-buffer`` skips it).
 
-    python -m synctcp_testbed.demo --out results/demo [--seconds 20]
+Offloads are off on every interface.  Prints a table per part (goodput,
+utilization, queue, queuing delay, drops, retransmissions) and writes
+``queue.png`` / ``queue-smallbuffer.png`` (bottleneck queue over time),
+``summary.json`` and ``summary.csv`` plus the raw samples into ``--out``.
+
+    python -m synctcp_testbed.demo --out results/demo [--seconds 10]
 """
 
 from __future__ import annotations
@@ -74,14 +78,15 @@ def print_table(rows: List[Dict[str, object]], title: str) -> None:
     heads = [("cc", "algorithm"), ("goodput_mbit", "goodput Mbit/s"), ("utilization", "link util"),
              ("queue_mean_pkts", "queue mean pkts"), ("qdelay_mean_ms", "qdelay mean ms"),
              ("qdelay_p95_ms", "qdelay p95 ms"), ("drop_pct", "drops %"), ("retransmits", "retrans")]
-    for _, h in heads:
-        t.add_column(h, justify="right")
+    for key, h in heads:
+        t.add_column(h, justify="right", no_wrap=key == "cc")
     for row in rows:
         t.add_row(*(str(row[k]) for k, _ in heads))
     Console().print(t)
 
 
-def plot_queues(results: List[RunResult], out: Path, cfg: DumbbellConfig) -> Path:
+def plot_queues(results: List[RunResult], out: Path, cfg: DumbbellConfig,
+                name: str = "queue.png") -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -103,55 +108,76 @@ def plot_queues(results: List[RunResult], out: Path, cfg: DumbbellConfig) -> Pat
     fig.suptitle(f"Bottleneck queue: {cfg.rate_mbit:g} Mbit/s, {cfg.rtt_ms:g} ms RTT, "
                  f"{cfg.queue_pkts}-packet drop-tail", fontsize=11)
     fig.tight_layout()
-    path = out / "queue.png"
+    path = out / name
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
 
 
+def run_part(cfg: DumbbellConfig, ccs: List[str], flows: int, seconds: float,
+             out: Path, label: str) -> List[RunResult]:
+    """Each algorithm of ``ccs`` alone through one dumbbell, with progress."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    results: List[RunResult] = []
+    with Dumbbell(cfg) as db, Progress(TextColumn("{task.description}"), BarColumn(),
+                                       TimeElapsedColumn()) as prog:
+        task = prog.add_task(label, total=len(ccs))
+        for cc in ccs:
+            prog.update(task, description=f"{label}: {cc}, {flows} flow(s), {seconds:g} s")
+            results.append(db.run_bulk(cc, flows=flows, seconds=seconds, outdir=out))
+            prog.advance(task)
+    return results
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", type=Path, default=Path("results/demo"))
-    ap.add_argument("--cc", default="reno,cubic,sync")
+    ap.add_argument("--cc", default="reno,cubic,sync,mixreact")
     ap.add_argument("--flows", type=int, default=3)
-    ap.add_argument("--seconds", type=float, default=20)
+    ap.add_argument("--seconds", type=float, default=10)
     ap.add_argument("--rate-mbit", type=float, default=20)
     ap.add_argument("--rtt-ms", type=float, default=40)
     ap.add_argument("--queue-pkts", type=int, default=100)
+    ap.add_argument("--small-buffer-cc", default="etcp,reno,cubic")
+    ap.add_argument("--no-small-buffer", action="store_true")
     args = ap.parse_args(argv)
 
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
     ccs = [c.strip() for c in args.cc.split(",") if c.strip()]
+    sb_ccs = [] if args.no_small_buffer else [c.strip() for c in args.small_buffer_cc.split(",")
+                                              if c.strip()]
     cfg = DumbbellConfig(rate_mbit=args.rate_mbit, rtt_ms=args.rtt_ms, queue_pkts=args.queue_pkts)
+    sb_cfg = DumbbellConfig(rate_mbit=50, rtt_ms=100, queue_pkts=20)
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     try:
-        ensure_modules(ccs)
-        results: List[RunResult] = []
-        with Dumbbell(cfg) as db, Progress(TextColumn("{task.description}"), BarColumn(),
-                                           TimeElapsedColumn()) as prog:
-            task = prog.add_task("demo", total=len(ccs))
-            for cc in ccs:
-                prog.update(task, description=f"{cc}: {args.flows} flows, {args.seconds:g} s")
-                results.append(db.run_bulk(cc, flows=args.flows, seconds=args.seconds, outdir=args.out))
-                prog.advance(task)
+        ensure_modules(ccs + sb_ccs)
+        results = run_part(cfg, ccs, args.flows, args.seconds, args.out, "delay-based")
+        sb_results = (run_part(sb_cfg, sb_ccs, 1, args.seconds, args.out / "small-buffer",
+                               "small buffer") if sb_ccs else [])
     except TestbedError as exc:
         print(f"demo: {exc}", file=sys.stderr)
         return 2
     rows = table_rows(results, cfg.rate_mbit)
     print_table(rows, f"{cfg.rate_mbit:g} Mbit/s, {cfg.rtt_ms:g} ms, {cfg.queue_pkts}-packet drop-tail, "
                       f"{args.flows} flows each, {args.seconds:g} s")
-    png = plot_queues(results, args.out, cfg)
+    pngs = [plot_queues(results, args.out, cfg)]
+    sb_rows = table_rows(sb_results, sb_cfg.rate_mbit)
+    if sb_rows:
+        print_table(sb_rows, f"small buffer: {sb_cfg.rate_mbit:g} Mbit/s, {sb_cfg.rtt_ms:g} ms, "
+                             f"{sb_cfg.queue_pkts}-packet drop-tail, 1 flow each, {args.seconds:g} s")
+        pngs.append(plot_queues(sb_results, args.out, sb_cfg, "queue-smallbuffer.png"))
     (args.out / "summary.json").write_text(json.dumps(
         {"config": cfg.__dict__, "flows": args.flows, "seconds": args.seconds,
          "kernel": Path("/proc/sys/kernel/osrelease").read_text().strip(),
-         "results": rows}, indent=2))
+         "results": rows, "small_buffer": {"config": sb_cfg.__dict__, "results": sb_rows}},
+        indent=2))
     with open(args.out / "summary.csv", "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w = csv.DictWriter(fh, fieldnames=["part", *rows[0]])
         w.writeheader()
-        w.writerows(rows)
-    print(f"queue plot: {png}   ({time.monotonic() - started:.0f} s)")
+        w.writerows({"part": "delay", **r} for r in rows)
+        w.writerows({"part": "small-buffer", **r} for r in sb_rows)
+    print(f"queue plots: {', '.join(str(p) for p in pngs)}   ({time.monotonic() - started:.0f} s)")
     return 0
 
 
