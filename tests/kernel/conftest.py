@@ -7,6 +7,7 @@ are skipped with the reason, never silently passed.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -14,7 +15,9 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Dict, Iterator, List, Sequence
+
+from synctcp_testbed.dumbbell import Dumbbell, DumbbellConfig, RunResult
 
 import pytest
 
@@ -130,3 +133,28 @@ def unload_when_idle(name: str, timeout: float = 10) -> bool:
             return False
         time.sleep(0.2)
     return True
+
+
+def run_comparison(ccs: Sequence[str], cfg: DumbbellConfig, flows: int, seconds: float,
+                   results_dir: Path, name: str) -> Dict[str, RunResult]:
+    """Each of ``ccs`` alone through one dumbbell (same boot, same links);
+    the figures go to ``results_dir/NAME.json`` and to the test's output."""
+    res: Dict[str, RunResult] = {}
+    with Dumbbell(cfg) as db:
+        for cc in ccs:
+            res[cc] = db.run_bulk(cc, flows=flows, seconds=seconds, outdir=results_dir / name)
+    summary = {cc: {"goodput_mbit": r.goodput_mbit, "retransmits": r.retransmits,
+                    "queue": r.queue.__dict__} for cc, r in res.items()}
+    (results_dir / f"{name}.json").write_text(json.dumps(summary, indent=2))
+    print()
+    for cc, r in res.items():
+        print(f"{cc:9s} goodput {r.goodput_mbit:.2f} Mbit/s, mean queue {r.queue.mean_pkts:.1f} pkts, "
+              f"drops {r.queue.drop_pct:.2f}%, {r.queue.samples} samples at {r.queue.sample_hz:.0f} Hz")
+    return res
+
+
+def data_flow_telemetry(result: RunResult, min_bytes: int = 1_000_000) -> List[Dict[str, Any]]:
+    """synctcp records sampled from the run's data flows (iperf3's control
+    connection carries almost nothing and is left out)."""
+    return [s["synctcp"] for snap in result.telemetry for s in snap["sockets"]
+            if s.get("synctcp") and s["tcp_info"].get("bytes_acked", 0) > min_bytes]

@@ -6,17 +6,16 @@ giving up much goodput.
 
 from __future__ import annotations
 
-import json
 import socket
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import (AVAILABLE_CC, SYSCTL_CC, TCP_CONGESTION, is_loaded, load,
-                      loopback_transfer, sh, sock_cc, unload, unload_when_idle)
+from conftest import (AVAILABLE_CC, SYSCTL_CC, TCP_CONGESTION, data_flow_telemetry, is_loaded, load,
+                      loopback_transfer, run_comparison, sh, sock_cc, unload, unload_when_idle)
 from synctcp.diag import list_sockets
-from synctcp_testbed.dumbbell import Dumbbell, DumbbellConfig
+from synctcp_testbed.dumbbell import DumbbellConfig
 
 pytestmark = pytest.mark.module("tcp_mixreact")
 PARAMS = Path("/sys/module/tcp_mixreact/parameters")
@@ -102,22 +101,14 @@ def test_mixreact_queue_below_reno_with_80pct_goodput(module_loaded: str,
     20-60 segments and lose about half of Reno's goodput (docs/mixreact.md).
     """
     cfg = DumbbellConfig(rate_mbit=20, rtt_ms=40, queue_pkts=100)
-    res = {}
-    with Dumbbell(cfg) as db:
-        for cc in ("reno", "mixreact"):
-            res[cc] = db.run_bulk(cc, flows=10, seconds=20, outdir=results_dir / "dumbbell")
-    summary = {cc: {"goodput_mbit": r.goodput_mbit, "retransmits": r.retransmits,
-                    "queue": r.queue.__dict__} for cc, r in res.items()}
-    (results_dir / "mixreact_vs_reno.json").write_text(json.dumps(summary, indent=2))
+    res = run_comparison(("reno", "mixreact"), cfg, flows=10, seconds=20,
+                         results_dir=results_dir, name="mixreact_vs_reno")
     reno, mix = res["reno"], res["mixreact"]
-    print(f"\nreno:     goodput {reno.goodput_mbit:.2f} Mbit/s, mean queue {reno.queue.mean_pkts:.1f} pkts"
-          f"\nmixreact: goodput {mix.goodput_mbit:.2f} Mbit/s, mean queue {mix.queue.mean_pkts:.1f} pkts")
     assert reno.queue.samples > 50 and mix.queue.samples > 50
     assert mix.queue.mean_pkts < reno.queue.mean_pkts
     assert mix.goodput_mbit >= 0.8 * reno.goodput_mbit
     # the module really ran its algorithm: telemetry from the data flows
-    tele = [s["synctcp"] for snap in mix.telemetry for s in snap["sockets"]
-            if s.get("synctcp") and s["tcp_info"].get("bytes_acked", 0) > 1_000_000]
+    tele = data_flow_telemetry(mix)
     assert tele, "no mixreact telemetry was sampled"
     assert all(t["module"] == "mixreact" and t["source"] == "ts" and t["rate_known"]
                and t["peer_clock_hz"] == 1000 for t in tele)

@@ -5,17 +5,16 @@ Sync-TCP(Pcwnd) keeps a shorter queue than Reno without giving up goodput.
 
 from __future__ import annotations
 
-import json
 import socket
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import (AVAILABLE_CC, SYSCTL_CC, TCP_CONGESTION, is_loaded, load, loopback_transfer,
-                      sh, sock_cc, unload, unload_when_idle)
+from conftest import (AVAILABLE_CC, SYSCTL_CC, TCP_CONGESTION, data_flow_telemetry, is_loaded, load,
+                      loopback_transfer, run_comparison, sh, sock_cc, unload, unload_when_idle)
 from synctcp.diag import list_sockets
-from synctcp_testbed.dumbbell import Dumbbell, DumbbellConfig
+from synctcp_testbed.dumbbell import DumbbellConfig
 
 pytestmark = pytest.mark.module("tcp_sync")
 PARAMS = Path("/sys/module/tcp_sync/parameters")
@@ -82,26 +81,43 @@ def test_rmmod_refused_while_a_socket_uses_it(module_loaded: str) -> None:
     load("tcp_sync")      # for the fixture's teardown
 
 
+def test_without_timestamps_falls_back_to_rtt_and_says_so(module_loaded: str) -> None:
+    ts = Path("/proc/sys/net/ipv4/tcp_timestamps")
+    old = ts.read_text()
+    ts.write_text("0")
+    try:
+        with loopback_transfer("sync"):
+            time.sleep(1.0)
+            tele = [s.synctcp for s in list_sockets(cc=["sync"]) if s.synctcp]
+    finally:
+        ts.write_text(old)
+    assert tele, "inet_diag shows no sync telemetry"
+    assert all(t["source"] == "rtt" and t["peer_clock_hz"] is None for t in tele)
+    assert any(t["min_ott_us"] > 0 for t in tele)   # the min RTT, in us
+
+
+def test_source_parameter_forces_rtt(module_loaded: str) -> None:
+    (PARAMS / "source").write_text("rtt")
+    try:
+        with loopback_transfer("sync"):
+            time.sleep(1.0)
+            tele = [s.synctcp for s in list_sockets(cc=["sync"]) if s.synctcp]
+    finally:
+        (PARAMS / "source").write_text("auto")
+    assert tele and all(t["source"] == "rtt" for t in tele)
+
+
 def test_sync_queue_below_reno_with_80pct_goodput(module_loaded: str, results_dir: Path) -> None:
     """20 Mbit/s, 40 ms RTT, 100-packet drop-tail, 3 flows of each, same boot."""
     cfg = DumbbellConfig(rate_mbit=20, rtt_ms=40, queue_pkts=100)
-    res = {}
-    with Dumbbell(cfg) as db:
-        for cc in ("reno", "sync"):
-            res[cc] = db.run_bulk(cc, flows=3, seconds=20, outdir=results_dir / "dumbbell")
-    summary = {cc: {"goodput_mbit": r.goodput_mbit, "retransmits": r.retransmits,
-                    "queue": r.queue.__dict__} for cc, r in res.items()}
-    (results_dir / "sync_vs_reno.json").write_text(json.dumps(summary, indent=2))
+    res = run_comparison(("reno", "sync"), cfg, flows=3, seconds=20, results_dir=results_dir,
+                         name="sync_vs_reno")
     reno, sync = res["reno"], res["sync"]
-    print(f"\nreno: goodput {reno.goodput_mbit:.2f} Mbit/s, mean queue {reno.queue.mean_pkts:.1f} pkts"
-          f"\nsync: goodput {sync.goodput_mbit:.2f} Mbit/s, mean queue {sync.queue.mean_pkts:.1f} pkts")
     assert reno.queue.samples > 50 and sync.queue.samples > 50
     assert sync.queue.mean_pkts < reno.queue.mean_pkts
     assert sync.goodput_mbit >= 0.8 * reno.goodput_mbit
     # the module really ran its algorithm: telemetry from live sockets
-    # (the data flows: iperf3's control connection carries almost nothing)
-    last = [s["synctcp"] for snap in sync.telemetry for s in snap["sockets"]
-            if s.get("synctcp") and s["tcp_info"].get("bytes_acked", 0) > 1_000_000]
+    last = data_flow_telemetry(sync)
     assert last, "no sync telemetry was sampled"
     assert any(t["loss_seen"] and t["reductions"] > 0 and t["max_qdelay_us"] > 0 for t in last)
     assert all(t["source"] == "ts" and t["rate_known"] and t["peer_clock_hz"] == 1000 for t in last)
