@@ -2,7 +2,8 @@
 # synctcp: OTT-based TCP congestion control modules and their testbeds.
 #
 #   make            build the modules (kmod/*.ko)
-#   make demo       reno vs cubic vs sync on an emulated bottleneck (VM or native)
+#   make demo       the modules against reno/cubic on emulated bottlenecks (VM or native);
+#                   DEMO_ARGS="--cc reno,cubic,sync --no-small-buffer" for a shorter one
 #   make test       unit tests, Python tests and kernel tests in a VM
 #   make load       insmod the modules on this host (root; needs module support)
 #   make install    install the modules for modprobe (modules_install + depmod)
@@ -12,6 +13,7 @@
 PYTHON ?= python3
 VMRUN := scripts/vmrun
 RESULTS ?= results
+DEMO_ARGS ?=
 MODULES := $(patsubst kmod/%.o,%,$(filter %.o,$(shell sed -n 's/^obj-m += //p' kmod/Kbuild)))
 
 all: modules
@@ -51,7 +53,7 @@ test: setup
 
 demo: setup modules
 	@start=$$(date +%s); \
-	$(VMRUN) $(PYTHON) -m synctcp_testbed.demo --out $(RESULTS)/demo && \
+	$(VMRUN) $(PYTHON) -m synctcp_testbed.demo --out $(RESULTS)/demo $(DEMO_ARGS) && \
 	echo "make demo: done in $$(( $$(date +%s) - start )) s; see $(RESULTS)/demo/"
 
 checkpatch:
