@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * qsampler: sample one qdisc's backlog and counters at a fixed rate.
+ *
+ * The testbed's bottleneck queue must be sampled at >= 100 Hz.  A Python
+ * loop manages ~20 Hz inside an emulated (TCG) VM, so this is a small C
+ * program: one RTM_GETQDISC dump of one interface per sample, the qdisc
+ * whose parent is PARENT picked out, one CSV row written:
+ *
+ *   t,qlen_pkts,backlog_bytes,drops,sent_pkts,sent_bytes,marks
+ *
+ * t is CLOCK_MONOTONIC in seconds; the counters are the qdisc's cumulative
+ * ones (gnet_stats) and its ECN marks from the kind's xstats (red, pie,
+ * fq_codel; 0 for kinds that cannot mark).  Samples are taken on an
+ * absolute schedule (no drift); a late sample is taken at once, not twice.
+ *
+ *   qsampler [-n NETNS] -i DEV -p PARENT -o FILE [-r HZ] [-d MAX_SECONDS]
+ *
+ * PARENT is tc's "major:minor" in hex, or "root".  It prints "ready" once
+ * the first sample succeeded and stops on SIGINT/SIGTERM or after
+ * MAX_SECONDS.  Exit status: 0 ok, 1 runtime error, 2 usage error.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/gen_stats.h>
+#include <linux/netlink.h>
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RECV_BUF (64 * 1024)
+
+struct sample {
+	uint32_t qlen, backlog, drops, packets, marks;
+	uint64_t bytes;
+	int found;
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static int parse_parent(const char *s, uint32_t *out)
+{
+	unsigned int maj, min;
+	char tail;
+
+	if (!strcmp(s, "root")) {
+		*out = TC_H_ROOT;
+		return 0;
+	}
+	if (sscanf(s, "%x:%x%c", &maj, &min, &tail) != 2 || maj > 0xffff || min > 0xffff)
+		return -1;
+	*out = (maj << 16) | min;
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ECN marks from the kind-specific xstats (layouts of uapi pkt_sched.h) */
+static uint32_t xstats_marks(const char *kind, const unsigned char *x, size_t len)
+{
+	size_t off;
+	uint32_t v;
+
+	if (!strcmp(kind, "red"))
+		off = 12;	/* tc_red_xstats.marked */
+	else if (!strcmp(kind, "fq_codel"))
+		off = 12;	/* type, then qd_stats.maxpacket, drop_overlimit, ecn_mark */
+	else if (!strcmp(kind, "pie"))
+		off = 36;	/* tc_pie_xstats.ecn_mark */
+	else
+		return 0;
+	if (len < off + 4)
+		return 0;
+	memcpy(&v, x + off, 4);
+	return v;
+}
+
+static void parse_stats2(struct rtattr *nest, struct sample *s)
+{
+	int len = RTA_PAYLOAD(nest);
+	struct rtattr *a;
+
+	for (a = RTA_DATA(nest); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+		if (a->rta_type == TCA_STATS_BASIC &&
+		    RTA_PAYLOAD(a) >= sizeof(struct gnet_stats_basic)) {
+			struct gnet_stats_basic b;
+
+			memcpy(&b, RTA_DATA(a), sizeof(b));
+			s->bytes = b.bytes;
+			s->packets = b.packets;
+		} else if (a->rta_type == TCA_STATS_QUEUE &&
+			   RTA_PAYLOAD(a) >= sizeof(struct gnet_stats_queue)) {
+			struct gnet_stats_queue q;
+
+			memcpy(&q, RTA_DATA(a), sizeof(q));
+			s->qlen = q.qlen;
+			s->backlog = q.backlog;
+			s->drops = q.drops;
+		}
+	}
+}
+
+static void parse_qdisc(struct nlmsghdr *h, int ifindex, uint32_t parent, struct sample *s)
+{
+	struct tcmsg *tcm = NLMSG_DATA(h);
+	int len = h->nlmsg_len - NLMSG_LENGTH(sizeof(*tcm));
+	const unsigned char *xstats = NULL;
+	size_t xlen = 0;
+	char kind[32] = "";
+	struct rtattr *a;
+
+	if (len < 0 || tcm->tcm_ifindex != ifindex || tcm->tcm_parent != parent)
+		return;
+	for (a = TCA_RTA(tcm); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+		if (a->rta_type == TCA_KIND)
+			snprintf(kind, sizeof(kind), "%.*s", (int)RTA_PAYLOAD(a),
+				 (const char *)RTA_DATA(a));
+		else if (a->rta_type == TCA_STATS2)
+			parse_stats2(a, s);
+		else if (a->rta_type == TCA_XSTATS) {
+			xstats = RTA_DATA(a);
+			xlen = RTA_PAYLOAD(a);
+		}
+	}
+	if (xstats)
+		s->marks = xstats_marks(kind, xstats, xlen);
+	s->found = 1;
+}
+
+/* One dump of DEV's qdiscs; 0 if the wanted qdisc was found. */
+static int sample_once(int fd, int ifindex, uint32_t parent, uint32_t seq, struct sample *s)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct tcmsg tcm;
+	} req = {
+		.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct tcmsg)),
+		.nh.nlmsg_type = RTM_GETQDISC,
+		.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
+		.nh.nlmsg_seq = seq,
+		.tcm.tcm_family = AF_UNSPEC,
+		.tcm.tcm_ifindex = ifindex,
+	};
+	static char buf[RECV_BUF];
+	int done = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (send(fd, &req, req.nh.nlmsg_len, 0) < 0)
+		return -1;
+	while (!done) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		struct nlmsghdr *h;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_seq != seq)
+				continue;
+			if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
+				done = 1;
+				break;
+			}
+			if (h->nlmsg_type == RTM_NEWQDISC)
+				parse_qdisc(h, ifindex, parent, s);
+		}
+	}
+	return s->found ? 0 : -1;
+}
+
+static int enter_netns(const char *name)
+{
+	char path[256];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "/var/run/netns/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ret = setns(fd, CLONE_NEWNET);
+	close(fd);
+	return ret;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: qsampler [-n NETNS] -i DEV -p PARENT -o FILE [-r HZ] [-d MAX_SECONDS]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *ns = NULL, *dev = NULL, *out = NULL, *parent_s = NULL;
+	double hz = 100, max_s = 3600, t0, t;
+	struct timespec next;
+	struct sample s;
+	uint32_t parent, seq = 1;
+	long period_ns;
+	int opt, fd, ifindex, ready = 0;
+	FILE *fp;
+
+	while ((opt = getopt(argc, argv, "n:i:p:o:r:d:")) != -1) {
+		switch (opt) {
+		case 'n': ns = optarg; break;
+		case 'i': dev = optarg; break;
+		case 'p': parent_s = optarg; break;
+		case 'o': out = optarg; break;
+		case 'r': hz = atof(optarg); break;
+		case 'd': max_s = atof(optarg); break;
+		default: usage();
+		}
+	}
+	if (!dev || !out || !parent_s || optind != argc)
+		usage();
+	if (parse_parent(parent_s, &parent)) {
+		fprintf(stderr, "qsampler: bad parent %s (want MAJOR:MINOR in hex, or root)\n",
+			parent_s);
+		return 2;
+	}
+	if (!(hz >= 1 && hz <= 10000) || !(max_s > 0 && max_s <= 86400)) {
+		fprintf(stderr, "qsampler: -r must be 1..10000 Hz and -d 0..86400 s\n");
+		return 2;
+	}
+	if (ns && enter_netns(ns)) {
+		fprintf(stderr, "qsampler: cannot enter netns %s: %s\n", ns, strerror(errno));
+		return 1;
+	}
+	ifindex = if_nametoindex(dev);
+	if (!ifindex) {
+		fprintf(stderr, "qsampler: no device %s\n", dev);
+		return 1;
+	}
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0) {
+		perror("qsampler: netlink socket");
+		return 1;
+	}
+	fp = fopen(out, "w");
+	if (!fp) {
+		fprintf(stderr, "qsampler: cannot write %s: %s\n", out, strerror(errno));
+		return 1;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	fprintf(fp, "t,qlen_pkts,backlog_bytes,drops,sent_pkts,sent_bytes,marks\n");
+	period_ns = (long)(1e9 / hz);
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	t0 = now_s();
+	while (!stop) {
+		t = now_s();
+		if (t - t0 > max_s)
+			break;
+		if (sample_once(fd, ifindex, parent, seq++, &s)) {
+			fprintf(stderr, "qsampler: no qdisc with parent %s on %s\n", parent_s, dev);
+			fclose(fp);
+			return 1;
+		}
+		fprintf(fp, "%.6f,%u,%u,%u,%u,%llu,%u\n", t, s.qlen, s.backlog, s.drops,
+			s.packets, (unsigned long long)s.bytes, s.marks);
+		if (!ready) {
+			printf("ready\n");
+			fflush(stdout);
+			ready = 1;
+		}
+		next.tv_nsec += period_ns;
+		while (next.tv_nsec >= 1000000000L) {
+			next.tv_nsec -= 1000000000L;
+			next.tv_sec++;
+		}
+		if (now_s() > next.tv_sec + next.tv_nsec / 1e9)
+			clock_gettime(CLOCK_MONOTONIC, &next);	/* late: do not burst */
+		else
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+	}
+	if (fclose(fp)) {
+		perror("qsampler: write");
+		return 1;
+	}
+	return 0;
+}
