@@ -19,9 +19,10 @@ import pytest
 
 from synctcp_testbed.http import (REQUEST_SIZES, RESPONSE_SIZES, SEGMENT_BYTES, SERVER_BODY_CAP,
                                   SERVER_REQUEST_CAP, BadRequest, HttpSizeModel, SizeDistribution,
-                                  calibrate, ccdf, cdf, http_metrics, offered_load_bps,
-                                  packmime_arrival_shape, parse_request, parse_response_head,
-                                  plan, read_http_csv, request_head, response_head, weibull_scale)
+                                  calibrate, ccdf, cdf, http_metrics, is_small_response,
+                                  offered_load_bps, packmime_arrival_shape, parse_request,
+                                  parse_response_head, plan, read_http_csv, request_head,
+                                  response_head, weibull_scale)
 
 ROOT = Path(__file__).resolve().parents[2]
 N_SAMPLES = 200_000
@@ -202,7 +203,10 @@ def test_calibration_rejects_bad_input(load: object, capacity: object, message: 
 def test_plan_is_reproducible_with_a_seed() -> None:
     a = list(plan(30, 20, seed=4))
     assert a == list(plan(30, 20, seed=4))
-    assert a != list(plan(30, 20, seed=5))
+    b = list(plan(30, 20, seed=5))
+    assert [c.offset for c in a[:50]] != [c.offset for c in b[:50]]
+    assert [c.resp_bytes for c in a[:50]] != [c.resp_bytes for c in b[:50]]
+    assert [c.req_bytes for c in a[:50]] != [c.req_bytes for c in b[:50]]
 
 
 def test_plan_gives_the_kth_connection_the_same_sizes_at_every_load() -> None:
@@ -284,19 +288,23 @@ def write_csv(path: Path, rows: Sequence[Tuple[float, float, int, int, int, int,
 
 
 def test_metrics_split_small_and_large_responses_at_25560_bytes(tmp_path: Path) -> None:
+    assert is_small_response(25_560) and not is_small_response(25_561)
     rows = [
         (10.0, 10.100, 300, 25_560, 25_560, 1, "fwd"),   # small: 100 ms
         (11.0, 11.300, 300, 25_561, 25_561, 1, "fwd"),   # large: 300 ms
         (12.0, 12.020, 300, 1_000, 1_000, 1, "fwd"),     # small: 20 ms
+        (12.5, 12.510, 300, 500, 500, 1, "fwd"),         # small: 10 ms
         (13.0, 13.900, 300, 90_000, 90_000, 1, "fwd"),   # large: 900 ms
+        (13.5, 14.500, 300, 50_000, 50_000, 1, "fwd"),   # large: 1000 ms
+        (13.7, 14.800, 300, 60_000, 60_000, 1, "fwd"),   # large: 1100 ms
         (14.0, 14.500, 300, 500, 0, 0, "fwd"),           # error, not timed
     ]
     m = http_metrics(write_csv(tmp_path / "http.csv", rows))
-    assert m["responses"] == 4 and m["errors"] == 1
-    assert m["small_median_ms"] == pytest.approx(20.0)    # nearest rank of [20, 100]
-    assert m["large_median_ms"] == pytest.approx(300.0)   # nearest rank of [300, 900]
-    assert m["median_ms"] == pytest.approx(100.0)         # [20, 100, 300, 900]
-    assert m["p90_ms"] == pytest.approx(900.0)
+    assert m["responses"] == 7 and m["errors"] == 1
+    assert m["small_median_ms"] == pytest.approx(20.0)    # nearest rank of [10, 20, 100]
+    assert m["large_median_ms"] == pytest.approx(900.0)   # of [300, 900, 1000, 1100]
+    assert m["median_ms"] == pytest.approx(300.0)         # 4th of 7
+    assert m["p90_ms"] == pytest.approx(1100.0)           # 7th of 7
 
 
 def test_metrics_of_no_completed_response_are_nan(tmp_path: Path) -> None:
