@@ -74,6 +74,8 @@ class QueueSpec:
     max_pkts: Optional[float] = None
     max_p: float = 0.10
     target_ms: float = 5.0
+    #: packet size (bytes) for RED's byte thresholds: the path MTU
+    avpkt: int = AVPKT
     extra: List[str] = field(default_factory=list)
 
     def validate(self) -> None:
@@ -93,7 +95,7 @@ class QueueSpec:
     def red_thresholds(self, rate_mbit: float) -> tuple[float, float]:
         """(min_th, max_th) in packets."""
         if self.kind.startswith("ared") and self.min_pkts is None:
-            pkts_per_s = rate_mbit * 1e6 / 8 / AVPKT
+            pkts_per_s = rate_mbit * 1e6 / 8 / self.avpkt
             lo = max(5.0, self.target_ms / 1e3 * pkts_per_s / 2)
             hi = 3 * lo
         else:
@@ -115,9 +117,10 @@ class QueueSpec:
             lo, hi = self.red_thresholds(rate_mbit)
             # tc derives w_q from burst; tc-red(8) recommends this burst
             burst = max(1, math.ceil((2 * lo + hi) / 3))
-            args = ["red", "limit", str(self.limit_pkts * AVPKT),
-                    "min", str(int(lo * AVPKT)), "max", str(int(hi * AVPKT)),
-                    "avpkt", str(AVPKT), "burst", str(burst),
+            pk = self.avpkt
+            args = ["red", "limit", str(self.limit_pkts * pk),
+                    "min", str(int(lo * pk)), "max", str(int(hi * pk)),
+                    "avpkt", str(pk), "burst", str(burst),
                     "probability", f"{self.max_p:g}", "bandwidth", f"{rate_mbit:g}mbit"]
             if k.startswith("ared"):
                 args.append("adaptive")

@@ -97,10 +97,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     what = ap.add_mutually_exclusive_group(required=True)
     what.add_argument("--qdisc", metavar="NS:DEV:PARENT",
                       help="sample the qdisc whose parent is PARENT (e.g. 1:10) on DEV in NS")
-    what.add_argument("--diag", metavar="NS:CC[,CC]", help="poll sockets of these algorithms in NS")
+    what.add_argument("--diag", metavar="NS:CC[,CC][:FILE]", action="append",
+                      help="poll sockets of these algorithms (all: '*') in NS, into FILE "
+                           "(default --out); repeat for several namespaces")
     ap.add_argument("--hz", type=float, default=100.0, help="samples per second")
     ap.add_argument("--max-seconds", type=float, default=3600.0)
-    ap.add_argument("--out", required=True, help="CSV (--qdisc) or JSON lines (--diag)")
+    ap.add_argument("--out", help="CSV (--qdisc) or JSON lines (--diag)")
     args = ap.parse_args(argv)
     if not 0.1 <= args.hz <= 1000 or not 0 < args.max_seconds <= 86400:
         ap.error("--hz must be 0.1..1000 and --max-seconds 0..86400")
@@ -112,6 +114,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         stop = True
 
     if args.qdisc:
+        if not args.out:
+            ap.error("--qdisc needs --out")
         ipr, idx, parent = _open_qdisc(args.qdisc)
         rows: List[Tuple[Any, ...]] = []
 
@@ -131,19 +135,26 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     else:
         from synctcp.diag import list_sockets, open_diag_socket
 
-        ns, _, cc_list = args.diag.partition(":")
-        ccs = [c for c in cc_list.split(",") if c] or None
-        with in_netns(ns):
-            ds = open_diag_socket()
-        dout = open(args.out, "w")
+        polls: List[Tuple[Any, Optional[List[str]], Any]] = []
+        for spec in args.diag:
+            ns, cc_list, path = (spec.split(":", 2) + [""])[:3]
+            path = path or args.out
+            if not ns or not path:
+                ap.error(f"--diag {spec!r}: want NS:CC[,CC][:FILE] (or --out FILE)")
+            ccs = None if cc_list in ("", "*") else [c for c in cc_list.split(",") if c]
+            with in_netns(ns):
+                ds = open_diag_socket()
+            polls.append((ds, ccs, open(path, "w")))
 
         def sample(now: float) -> None:
-            socks = list_sockets(cc=ccs, ds=ds)
-            dout.write(json.dumps({"t": now, "sockets": [s.as_dict() for s in socks]}) + "\n")
+            for ds, ccs, out in polls:
+                socks = list_sockets(cc=ccs, ds=ds)
+                out.write(json.dumps({"t": now, "sockets": [s.as_dict() for s in socks]}) + "\n")
 
         def finish() -> None:
-            ds.close()
-            dout.close()
+            for ds, _, out in polls:
+                ds.close()
+                out.close()
 
     signal.signal(signal.SIGINT, _stop)
     signal.signal(signal.SIGTERM, _stop)

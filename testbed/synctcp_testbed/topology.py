@@ -107,7 +107,8 @@ class Link:
 class Topology:
     """Nodes and links; :meth:`build` makes them real, :meth:`teardown` removes them."""
 
-    def __init__(self, prefix: str = "st", subnet_base: int = 201, offloads: bool = False):
+    def __init__(self, prefix: str = "st", subnet_base: int = 201, offloads: bool = False,
+                 mtu: int = 1500):
         if not prefix.isalnum() or not 1 <= len(prefix) <= 4:
             raise TopologyError("prefix must be 1-4 alphanumeric characters")
         if not 1 <= subnet_base <= 254:
@@ -115,6 +116,7 @@ class Topology:
         self.prefix = prefix
         self.subnet_base = subnet_base
         self.offloads = offloads
+        self.mtu = mtu
         self.nodes: Dict[str, Node] = {}
         self.links: List[Link] = []
         #: the shell script :meth:`build` ran (ip/tc batches)
@@ -212,7 +214,8 @@ class Topology:
         own = self._links_of(node)
         for lk in own:
             dev = self.dev(node, lk)
-            lines += [f"addr add {self.addr(node, lk)}/24 dev {dev}", f"link set {dev} up"]
+            lines += [f"addr add {self.addr(node, lk)}/24 dev {dev}",
+                      f"link set {dev} mtu {self.mtu} up"]
         hops = self.next_hops(node)
         n = self.nodes[node]
         window = f" window {n.rcv_window_bytes}" if n.rcv_window_bytes else ""
@@ -451,7 +454,7 @@ def access_delays(rtt_ms: float, core_one_way_ms: float) -> float:
 def dumbbell(rtts_ms: Sequence[float], rate_mbit: float, queue: QueueSpec,
              link_delay_ms: float = 0.0, access_rate_mbit: Optional[float] = None,
              rcv_window_bytes: Optional[int] = None, prefix: str = "st",
-             offloads: bool = False) -> Topology:
+             offloads: bool = False, mtu: int = 1500) -> Topology:
     """``len(rtts_ms)`` sender/receiver pairs across one bottleneck link ``lr``.
 
     Pair i is ``s{i}`` -> ``r{i}``; its base RTT is ``rtts_ms[i-1]``.  Both
@@ -460,7 +463,7 @@ def dumbbell(rtts_ms: Sequence[float], rate_mbit: float, queue: QueueSpec,
     """
     if not 1 <= len(rtts_ms) <= 100:
         raise TopologyError("a dumbbell has 1..100 pairs")
-    t = Topology(prefix=prefix, offloads=offloads)
+    t = Topology(prefix=prefix, offloads=offloads, mtu=mtu)
     t.add_node("l", router=True)
     t.add_node("r", router=True)
     t.connect("l", "r", _core(rate_mbit, queue, link_delay_ms),
@@ -481,7 +484,7 @@ def parking_lot(rtts_ms: Sequence[float], rate_mbit: float, queue: QueueSpec,
                 cross_rtt_ms: Optional[float] = None,
                 access_rate_mbit: Optional[float] = None,
                 rcv_window_bytes: Optional[int] = None, prefix: str = "st",
-                offloads: bool = False) -> Topology:
+                offloads: bool = False, mtu: int = 1500) -> Topology:
     """Weigle's "6Q" parking lot: routers ``R0..R{routers-1}`` in a line.
 
     End-to-end pair i is ``a{i}`` (at R0) <-> ``b{i}`` (at the last router),
@@ -497,7 +500,7 @@ def parking_lot(rtts_ms: Sequence[float], rate_mbit: float, queue: QueueSpec,
     for h in cross_hops:
         if not 0 <= h < routers - 1:
             raise TopologyError(f"cross-traffic hop {h} is not between two routers")
-    t = Topology(prefix=prefix, offloads=offloads)
+    t = Topology(prefix=prefix, offloads=offloads, mtu=mtu)
     for i in range(routers):
         t.add_node(f"R{i}", router=True)
     for i in range(routers - 1):

@@ -1,0 +1,585 @@
+"""Run a scenario: every case on a fresh topology, measured, into a run directory.
+
+For each case the runner
+
+1. builds the scenario's topology with the case's queue discipline, the
+   case's algorithm as every sender's default (``tcp_congestion_control``
+   is per network namespace), ECN on where the queue marks;
+2. starts the queue samplers (C, ``qsampler``, 100 Hz) on the measured
+   links and one inet_diag sampler over all sending namespaces;
+3. starts every server, waits until all listen, then starts every
+   client at once from one shell script (``traffic.sh`` in the case
+   directory: the exact commands, replayable by hand);
+4. stops the samplers, computes the metrics over ``[warmup, duration]``
+   and tears the topology down (also on errors and Ctrl-C).
+
+The layout of the run directory is ``docs/testbed-rundir.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from . import __version__
+from .metrics import QueueStats, queue_stats, read_samples
+from .native import qsampler_path
+from .scenario import MSS_BYTES, Case, Scenario
+from .topology import Topology, TopologyError, chain, dumbbell, in_netns, parking_lot
+
+REPO = Path(__file__).resolve().parents[2]
+SYNCTCP_MODULES = {"sync": "tcp_sync", "mixreact": "tcp_mixreact", "etcp": "tcp_etcp"}
+BULK_PORT, CBR_PORT, HTTP_PORT, CPORT = 5201, 6201, 8080, 40001
+
+
+class RunError(RuntimeError):
+    """A case could not be run; the message says why."""
+
+
+@dataclass
+class Flow:
+    id: str
+    group: str
+    cc: str
+    src: str
+    dst: str
+    port: int
+    cport: int
+    base_rtt_ms: float
+    start_s: float = 0.0
+    kind: str = "bulk"          # bulk | cbr
+    src_addr: str = ""
+    dst_addr: str = ""
+
+
+@dataclass
+class HttpPair:
+    server: str
+    client: str
+    server_addr: str
+    load_pct: float
+
+
+@dataclass
+class Plan:
+    flows: List[Flow] = field(default_factory=list)
+    http: List[HttpPair] = field(default_factory=list)
+    #: algorithm of the HTTP servers and clients
+    http_cc: str = "reno"
+    cbr_kbit: float = 64.0
+    cbr_bytes: int = 200
+
+
+# ---------------------------------------------------------------------------
+# platform
+
+
+def platform_name() -> str:
+    if os.environ.get("SYNCTCP_IN_VM") == "1":
+        return f"vm-{os.environ.get('SYNCTCP_ACCEL', 'unknown')}"
+    return "native"
+
+
+def available_ccs() -> List[str]:
+    try:
+        return Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    except OSError:
+        return []
+
+
+def ensure_cc(cc: str) -> None:
+    """Make ``cc`` available: modprobe tcp_<cc>, or insmod the repo's synctcp module."""
+    if cc in available_ccs():
+        return
+    mod = SYNCTCP_MODULES.get(cc)
+    if mod and (REPO / "kmod" / f"{mod}.ko").exists():
+        res = subprocess.run(["insmod", str(REPO / "kmod" / f"{mod}.ko")], capture_output=True,
+                             text=True)
+    else:
+        res = subprocess.run(["modprobe", f"tcp_{cc}"], capture_output=True, text=True)
+    if cc not in available_ccs():
+        hint = " (make modules)" if mod else ""
+        raise RunError(f"congestion control {cc!r} is not available and could not be loaded"
+                       f"{hint}: {res.stderr.strip() or 'no such module'}")
+
+
+def module_info() -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    for mod in SYNCTCP_MODULES.values():
+        base = Path("/sys/module") / mod
+        if base.is_dir():
+            params = base / "parameters"
+            out[mod] = {
+                "version": _read(base / "version"),
+                "params": {p.name: _read(p) for p in sorted(params.iterdir())} if params.is_dir() else {},
+            }
+    return out
+
+
+def _read(path: Path) -> Optional[str]:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return None
+
+
+def git_describe() -> Optional[str]:
+    try:
+        res = subprocess.run(["git", "-C", str(REPO), "describe", "--always", "--dirty"],
+                             capture_output=True, text=True, timeout=10)
+        return res.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+# ---------------------------------------------------------------------------
+# topology and plan of a case
+
+
+def build_topology(case: Case, prefix: str = "st") -> Topology:
+    sc = case.scenario
+    t = sc.topology
+    aqm = "droptail" if case.aqm == "ceiling" else case.aqm
+    queue = sc.queue_spec(aqm, t.rate_mbit, limit=case.queue_limit)
+    window = t.window_segs * MSS_BYTES if t.window_segs else None
+    common: Dict[str, Any] = dict(access_rate_mbit=t.access_rate_mbit, rcv_window_bytes=window,
+                                  prefix=prefix, offloads=t.offloads, mtu=t.mtu)
+    if t.kind == "dumbbell":
+        topo = dumbbell(t.rtts_ms, t.rate_mbit, queue, link_delay_ms=t.link_delay_ms, **common)
+    elif t.kind == "parking-lot":
+        topo = parking_lot(t.rtts_ms, t.rate_mbit, queue, routers=t.routers,
+                           link_delay_ms=t.link_delay_ms, cross_hops=t.cross_hops,
+                           cross_pairs=t.cross_pairs, cross_rtt_ms=t.cross_rtt_ms, **common)
+    else:
+        topo = chain(t.rtts_ms, t.rate_mbit, queue, hops=t.hops, cross_pairs=t.cross_pairs,
+                     link_delay_ms=t.link_delay_ms, cross_rtt_ms=t.cross_rtt_ms, **common)
+    ecn = "1" if queue.ecn else "0"
+    for node in topo.nodes.values():
+        if not node.router:
+            node.sysctls.update({"net.ipv4.tcp_ecn": ecn, "net.ipv4.tcp_no_metrics_save": "1"})
+    return topo
+
+
+def pair_nodes(sc: Scenario) -> List[Tuple[str, str]]:
+    """(sender-side node, receiver-side node) of each end-to-end pair."""
+    n = len(sc.topology.rtts_ms)
+    if sc.topology.kind == "dumbbell":
+        return [(f"s{i}", f"r{i}") for i in range(1, n + 1)]
+    return [(f"a{i}", f"b{i}") for i in range(1, n + 1)]
+
+
+def plan_case(case: Case, topo: Topology) -> Plan:
+    """The flows of a case: who sends to whom, with which algorithm, on which ports."""
+    sc, tr = case.scenario, case.scenario.traffic
+    plan = Plan()
+    pairs = pair_nodes(sc)
+    k = 0
+
+    def add(group: str, cc: str, src: str, dst: str, rtt: float, kind: str = "bulk") -> None:
+        nonlocal k
+        port = (CBR_PORT if kind == "cbr" else BULK_PORT) + k
+        plan.flows.append(Flow(f"f{k + 1:02d}", group, cc, src, dst, port, CPORT + k, rtt,
+                               start_s=k * tr.stagger_s, kind=kind, src_addr=topo.addr(src),
+                               dst_addr=topo.addr(dst)))
+        k += 1
+
+    if tr.bulk_fwd:
+        for i, ((s, r), rtt) in enumerate(zip(pairs, sc.topology.rtts_ms)):
+            cc = tr.minority_of if (tr.minority_of and i > 0) else case.cc
+            add("fwd" if not tr.minority_of or i > 0 else "minority", cc, s, r, rtt)
+    if tr.bulk_rev:
+        for i, ((s, r), rtt) in enumerate(zip(pairs, sc.topology.rtts_ms), 1):
+            if not tr.rev_pairs or i in tr.rev_pairs:
+                add("rev", tr.rev_cc or case.cc, r, s, rtt)
+    if tr.cross and sc.topology.kind != "dumbbell":
+        cross_hops = (sc.topology.cross_hops if sc.topology.kind == "parking-lot"
+                      else range(sc.topology.hops))
+        for h in cross_hops:
+            for j in range(1, sc.topology.cross_pairs + 1):
+                rtt = sc.topology.cross_rtt_ms or 6 * sc.topology.link_delay_ms
+                add("cross", case.cc, f"x{h}s{j}", f"x{h}r{j}", rtt)
+    if tr.cbr:
+        for i in tr.cbr.pairs:
+            if not 1 <= i <= len(pairs):
+                raise RunError(f"traffic.cbr.pairs: no pair {i}")
+            s, r = pairs[i - 1]
+            add("cbr", "udp", s, r, sc.topology.rtts_ms[i - 1], kind="cbr")
+    if tr.http_load_pct:
+        n = tr.http_pairs
+        for s, r in pairs[:n]:
+            plan.http.append(HttpPair(s, r, topo.addr(s), tr.http_load_pct / n))
+    return plan
+
+
+# ---------------------------------------------------------------------------
+# scripts
+
+
+def _q(args: Sequence[Any]) -> str:
+    return " ".join(shlex.quote(str(a)) for a in args)
+
+
+def servers_script(plan: Plan, topo: Topology, case_dir: Path, duration: float) -> str:
+    py = os.environ.get("SYNCTCP_PYTHON", sys.executable)
+    lines = []
+    for f in plan.flows:
+        out = case_dir / f"srv-{f.id}.json"
+        lines.append(f"ip netns exec {topo.ns(f.dst)} {_q(['iperf3', '-s', '-1', '-J', '-i', '1', '-p', f.port])}"
+                     f" > {shlex.quote(str(out))} 2>&1 &")
+    for h in plan.http:
+        cc = plan.http_cc
+        lines.append(f"ip netns exec {topo.ns(h.server)} "
+                     f"{_q([py, '-m', 'synctcp_testbed.http', 'server', '--port', HTTP_PORT, '--cc', cc, '--max-seconds', int(duration + 120)])}"
+                     f" > {shlex.quote(str(case_dir / f'httpd-{h.server}.json'))} "
+                     f"2> {shlex.quote(str(case_dir / f'httpd-{h.server}.log'))} &")
+    return "\n".join(lines + ["wait"]) + "\n"
+
+
+def clients_script(plan: Plan, topo: Topology, case_dir: Path, duration: float, seed: int,
+                   rate_mbit: float) -> str:
+    py = os.environ.get("SYNCTCP_PYTHON", sys.executable)
+    lines = []
+    for f in plan.flows:
+        secs = max(1, int(round(duration - f.start_s)))
+        if f.kind == "cbr":
+            args = ["iperf3", "-c", f.dst_addr, "-p", f.port, "-u", "-b", f"{plan.cbr_kbit:g}k",
+                    "-l", plan.cbr_bytes, "-t", secs, "-J", "--cport", f.cport]
+        else:
+            args = ["iperf3", "-c", f.dst_addr, "-p", f.port, "-C", f.cc, "-t", secs, "-J",
+                    "--cport", f.cport]
+        sleep = f"sleep {f.start_s:g}; " if f.start_s else ""
+        lines.append(f"( {sleep}ip netns exec {topo.ns(f.src)} {_q(args)} "
+                     f"> {shlex.quote(str(case_dir / f'cli-{f.id}.json'))} 2>&1 ) &")
+    for i, h in enumerate(plan.http):
+        args = [py, "-m", "synctcp_testbed.http", "client", "--server", f"{h.server_addr}:{HTTP_PORT}",
+                "--load-pct", f"{h.load_pct:g}", "--capacity-mbit", f"{rate_mbit:g}",
+                "--seconds", f"{duration:g}", "--seed", seed * 1000 + i, "--group", h.client,
+                "--out", case_dir / f"http-{h.client}.csv", "--cc", plan.http_cc]
+        lines.append(f"ip netns exec {topo.ns(h.client)} {_q(args)} "
+                     f"> {shlex.quote(str(case_dir / f'httpc-{h.client}.json'))} "
+                     f"2> {shlex.quote(str(case_dir / f'httpc-{h.client}.log'))} &")
+    return "\n".join(lines + ["wait"]) + "\n"
+
+
+# ---------------------------------------------------------------------------
+# running one case
+
+
+class CaseRun:
+    """One case: topology up, samplers, traffic, metrics, topology down."""
+
+    def __init__(self, case: Case, case_dir: Path, prefix: str = "st",
+                 log: Callable[[str], None] = lambda s: None,
+                 queue_hz: float = 100.0, diag_hz: Optional[float] = None):
+        self.case, self.dir, self.prefix, self.log = case, case_dir, prefix, log
+        self.queue_hz = queue_hz
+        in_vm = os.environ.get("SYNCTCP_IN_VM") == "1"
+        self.diag_hz = diag_hz or (2.0 if in_vm else 10.0)
+        self.procs: List[subprocess.Popen] = []
+
+    def run(self) -> Dict[str, Any]:
+        sc, case = self.case.scenario, self.case
+        self.dir.mkdir(parents=True, exist_ok=True)
+        for cc in {case.cc, sc.traffic.minority_of, sc.traffic.rev_cc} - {"", "udp"}:
+            ensure_cc(cc)
+        topo = build_topology(case, self.prefix)
+        t_build = time.monotonic()
+        with topo:
+            self.log(f"{case.id}: topology of {len(topo.nodes)} namespaces built in "
+                     f"{time.monotonic() - t_build:.1f} s")
+            (self.dir / "topology.sh").write_text(topo.script)
+            (self.dir / "qdiscs.json").write_text(json.dumps(
+                {n: topo.qdiscs(n) for n in topo.nodes if topo.nodes[n].router}, indent=1))
+            for node in topo.nodes.values():
+                if not node.router:
+                    with in_netns(topo.ns(node.name)):
+                        Path("/proc/sys/net/ipv4/tcp_congestion_control").write_text(
+                            case.cc if case.cc in available_ccs() else "cubic")
+            plan = plan_case(case, topo)
+            plan.http_cc = case.cc
+            if sc.traffic.cbr:
+                plan.cbr_kbit = sc.traffic.cbr.rate_kbit
+                plan.cbr_bytes = sc.traffic.cbr.pkt_bytes
+            try:
+                t0 = self._traffic(topo, plan)
+            finally:
+                self._stop_all()
+            return self._collect(topo, plan, t0)
+
+    # -- processes -------------------------------------------------------------
+    def _spawn(self, script: str, name: str) -> subprocess.Popen:
+        (self.dir / name).write_text(script)
+        proc = subprocess.Popen(["sh", str(self.dir / name)], start_new_session=True,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.procs.append(proc)
+        return proc
+
+    def _stop_all(self) -> None:
+        for proc in reversed(self.procs):
+            if proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, signal.SIGINT)
+                except ProcessLookupError:
+                    pass
+        deadline = time.monotonic() + 30
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        self.procs.clear()
+
+    def _measured(self, topo: Topology) -> List[Tuple[str, str, str, str]]:
+        core = [p for p in topo.sample_points() if _is_core(p[0])]
+        want = self.case.scenario.topology.measure
+        if want:
+            unknown = set(want) - {p[0] for p in core}
+            if unknown:
+                raise RunError(f"topology.measure: no core link {', '.join(sorted(unknown))}; "
+                               f"links: {', '.join(p[0] for p in core)}")
+            core = [p for p in core if p[0] in want]
+        return core
+
+    def _traffic(self, topo: Topology, plan: Plan) -> float:
+        sc = self.case.scenario
+        dur = sc.duration_s
+        qs = qsampler_path()
+        lines = []
+        for label, ns, dev, parent in self._measured(topo):
+            lines.append(f"{_q([qs, '-n', ns, '-i', dev, '-p', parent, '-r', self.queue_hz, '-d', dur + 600, '-o', self.dir / f'queue-{label}.csv'])}"
+                         f" > {shlex.quote(str(self.dir / f'.ready-q-{label}'))} &")
+        senders = sorted({f.src for f in plan.flows if f.kind == "bulk"} | {h.server for h in plan.http})
+        py = os.environ.get("SYNCTCP_PYTHON", sys.executable)
+        if senders:
+            diag = [py, "-m", "synctcp_testbed.sampler", "--hz", self.diag_hz,
+                    "--max-seconds", dur + 600]
+            for n in senders:
+                diag += ["--diag", f"{topo.ns(n)}:*:{self.dir / f'tcp-{n}.jsonl'}"]
+            lines.append(f"{_q(diag)} > {shlex.quote(str(self.dir / '.ready-diag'))} &")
+        self._spawn("\n".join(lines + ["wait"]) + "\n", "samplers.sh")
+        self._spawn(servers_script(plan, topo, self.dir, dur), "servers.sh")
+        self._wait_ready([self.dir / f".ready-q-{p[0]}" for p in self._measured(topo)]
+                         + ([self.dir / ".ready-diag"] if senders else []))
+        self._wait_listening(topo, plan)
+        self.log(f"{self.case.id}: {len(plan.flows)} flows"
+                 f"{f', HTTP on {len(plan.http)} pairs' if plan.http else ''}, {dur:g} s")
+        t0 = time.monotonic()
+        clients = self._spawn(clients_script(plan, topo, self.dir, dur, sc.seed,
+                                             sc.topology.rate_mbit), "traffic.sh")
+        try:
+            clients.wait(timeout=dur + 180)
+        except subprocess.TimeoutExpired:
+            raise RunError(f"{self.case.id}: traffic did not finish within {dur + 180:g} s")
+        return t0
+
+    def _wait_ready(self, files: List[Path], timeout: float = 300) -> None:
+        deadline = time.monotonic() + timeout
+        pending = list(files)
+        while pending and time.monotonic() < deadline:
+            pending = [f for f in pending if not (f.exists() and "ready" in f.read_text())]
+            if pending:
+                if self.procs and self.procs[0].poll() is not None:
+                    err = self.procs[0].stderr.read() if self.procs[0].stderr else ""
+                    raise RunError(f"a sampler failed: {err.strip()}")
+                time.sleep(0.2)
+        if pending:
+            raise RunError(f"samplers not ready after {timeout:g} s: {[f.name for f in pending]}")
+
+    def _wait_listening(self, topo: Topology, plan: Plan, timeout: float = 300) -> None:
+        want: Dict[str, set] = {}
+        for f in plan.flows:
+            want.setdefault(f.dst, set()).add((f.port, f.kind))
+        for h in plan.http:
+            want.setdefault(h.server, set()).add((HTTP_PORT, "bulk"))
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            missing = [(n, p) for n, ports in want.items()
+                       for p in ports - _listening(topo.ns(n))]
+            if not missing:
+                return
+            time.sleep(0.3)
+        raise RunError(f"servers not listening after {timeout:g} s: {missing[:5]}")
+
+    # -- results ----------------------------------------------------------------
+    def _collect(self, topo: Topology, plan: Plan, t0: float) -> Dict[str, Any]:
+        sc = self.case.scenario
+        t_start, t_end = t0 + sc.warmup_s, t0 + sc.duration_s
+        bottlenecks = []
+        rate = sc.topology.rate_mbit
+        for label, _, _, _ in self._measured(topo):
+            samples = read_samples(self.dir / f"queue-{label}.csv")
+            try:
+                q = queue_stats(samples, rate_mbit=rate, start_s=t_start, end_s=t_end)
+            except ValueError as exc:
+                raise RunError(f"{self.case.id}: queue of {label}: {exc}") from exc
+            kept = [s for s in samples if t_start <= s["t"] <= t_end]
+            marks = int(kept[-1].get("marks", 0) - kept[0].get("marks", 0))
+            offered = q.sent_pkts + q.drops
+            bottlenecks.append({"link": label, "rate_mbit": rate, **asdict(q), "marks": marks,
+                                "mark_pct": 100.0 * marks / offered if offered else 0.0})
+        flows = [self._flow_result(f, sc.warmup_s) for f in plan.flows]
+        (self.dir / "flows.json").write_text(json.dumps(flows, indent=1))
+        http = self._http_result(plan)
+        fwd = [f for f in flows if f["group"] in ("fwd", "minority")]
+        return {
+            "id": self.case.id, "cc": self.case.cc, "aqm": self.case.aqm, "point": self.case.point,
+            "t_start": t_start, "t_end": t_end, "duration_s": t_end - t_start,
+            "bottlenecks": bottlenecks,
+            "goodput_mbit": sum(f["goodput_mbit"] for f in fwd),
+            "retransmits": sum(f["retransmits"] for f in fwd),
+            "flows": [{k: f[k] for k in ("id", "group", "cc", "goodput_mbit", "retransmits",
+                                         "base_rtt_ms")} for f in flows],
+            "http": http,
+            "platform_ceiling_mbit": None,
+        }
+
+    def _flow_result(self, f: Flow, warmup: float) -> Dict[str, Any]:
+        srv = _load_json(self.dir / f"srv-{f.id}.json")
+        cli = _load_json(self.dir / f"cli-{f.id}.json")
+        for rep, who in ((cli, "client"), (srv, "server")):
+            if rep is None or "error" in rep:
+                msg = rep.get("error") if rep else "no output"
+                raise RunError(f"{self.case.id}: iperf3 {who} of flow {f.id} "
+                               f"({f.src}->{f.dst}): {msg}")
+        used = cli.get("end", {}).get("sender_tcp_congestion")
+        if f.kind == "bulk" and used and used != f.cc:
+            raise RunError(f"{self.case.id}: flow {f.id} ran {used}, not {f.cc}")
+        # receiver-side bytes of the intervals after the warm-up
+        start = warmup - f.start_s
+        ivals = [iv["sum"] for iv in srv.get("intervals", [])]
+        kept = [iv for iv in ivals if iv["start"] >= start - 1e-6]
+        nbytes = sum(iv["bytes"] for iv in kept)
+        secs = sum(iv["end"] - iv["start"] for iv in kept)
+        streams = cli.get("end", {}).get("streams", [{}])
+        retrans = int(streams[0].get("sender", {}).get("retransmits", 0)) if streams else 0
+        lost = None
+        if f.kind == "cbr":
+            udp = srv.get("end", {}).get("sum", {})
+            lost = udp.get("lost_percent")
+        return {**asdict(f), "sport": f.cport, "dport": f.port, "bytes": nbytes,
+                "goodput_mbit": nbytes * 8 / secs / 1e6 if secs > 0 else 0.0,
+                "retransmits": retrans, "udp_lost_pct": lost}
+
+    def _http_result(self, plan: Plan) -> Optional[Dict[str, Any]]:
+        if not plan.http:
+            return None
+        from .http import http_metrics, read_http_csv
+
+        rows = []
+        for h in plan.http:
+            path = self.dir / f"http-{h.client}.csv"
+            if path.exists():
+                rows += read_http_csv(path)
+        with open(self.dir / "http.csv", "w") as out:
+            from .http import CSV_FIELDS
+            out.write(",".join(CSV_FIELDS) + "\n")
+            for h in plan.http:
+                path = self.dir / f"http-{h.client}.csv"
+                if path.exists():
+                    out.writelines(path.read_text().splitlines(keepends=True)[1:])
+        if not rows:
+            raise RunError(f"{self.case.id}: the HTTP clients recorded no response")
+        return http_metrics(rows)
+
+
+def _is_core(label: str) -> bool:
+    base = label[:-4] if label.endswith("-rev") else label
+    return base == "lr" or (base.startswith("r") and base[1:].replace("r", "").isdigit())
+
+
+def _listening(ns: str) -> set:
+    """(port, kind) of TCP listeners and bound UDP sockets in ``ns``."""
+    out = set()
+    with in_netns(ns):
+        for path, kind, state in (("/proc/self/net/tcp", "bulk", "0A"),
+                                  ("/proc/self/net/tcp6", "bulk", "0A"),
+                                  ("/proc/self/net/udp", "cbr", None)):
+            try:
+                lines = Path(path).read_text().splitlines()[1:]
+            except OSError:
+                continue
+            for ln in lines:
+                parts = ln.split()
+                if state is None or parts[3] == state:
+                    out.add((int(parts[1].rsplit(":", 1)[1], 16), kind))
+    # iperf3 -s listens on TCP even for UDP tests
+    return out | {(p, "cbr") for p, k in out if k == "bulk"}
+
+
+def _load_json(path: Path) -> Optional[Dict[str, Any]]:
+    try:
+        text = path.read_text()
+    except OSError:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return {"error": text.strip()[-300:] or "empty output"}
+
+
+# ---------------------------------------------------------------------------
+# a whole scenario
+
+
+def run_scenario(sc: Scenario, out: Path, ccs: Optional[List[str]] = None,
+                 aqms: Optional[List[str]] = None, command: Optional[List[str]] = None,
+                 log: Callable[[str], None] = print, progress: Any = None) -> Path:
+    """Run every case of ``sc`` into directory ``out``; returns it."""
+    out.mkdir(parents=True, exist_ok=True)
+    cases = sc.cases(ccs, aqms)
+    skipped = []
+    if platform_name() == "vm-tcg":
+        keep = [c for c in cases if c.scenario.topology.rate_mbit <= sc.tcg_max_rate_mbit]
+        skipped = [c.id for c in cases if c not in keep]
+        cases = keep
+    for c in skipped:
+        log(f"skipped {c}: above {sc.tcg_max_rate_mbit:g} Mbit/s, more than this emulated "
+            f"VM forwards (run natively or with KVM)")
+    meta = {
+        "schema": 1, "scenario_name": sc.name, "scenario": sc.as_dict(), "seed": sc.seed,
+        "started_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "command": command or sys.argv, "kernel": platform.release(), "host": platform.node(),
+        "platform": platform_name(), "tool_version": __version__, "git": git_describe(),
+        "modules": {}, "skipped_cases": skipped,
+    }
+    (out / "meta.json").write_text(json.dumps(meta, indent=1))
+    results: List[Dict[str, Any]] = []
+    for i, case in enumerate(cases, 1):
+        log(f"[{i}/{len(cases)}] {case.id}")
+        res = CaseRun(case, out / case.id, log=log).run()
+        results.append(res)
+        _write_summary(out, sc, results)
+        if progress:
+            progress()
+    meta["modules"] = module_info()
+    (out / "meta.json").write_text(json.dumps(meta, indent=1))
+    _fill_ceilings(results)
+    _write_summary(out, sc, results)
+    return out
+
+
+def _fill_ceilings(results: List[Dict[str, Any]]) -> None:
+    """Each case's platform ceiling: the goodput of the ceiling case at its sweep point."""
+    ceil = {json.dumps(r["point"], sort_keys=True): r["goodput_mbit"]
+            for r in results if r["aqm"] == "ceiling"}
+    for r in results:
+        r["platform_ceiling_mbit"] = ceil.get(json.dumps(r["point"], sort_keys=True))
+
+
+def _write_summary(out: Path, sc: Scenario, results: List[Dict[str, Any]]) -> None:
+    summary = {"schema": 1, "scenario": sc.name, "cases": results}
+    tmp = out / "summary.json.tmp"
+    tmp.write_text(json.dumps(summary, indent=1))
+    tmp.replace(out / "summary.json")
