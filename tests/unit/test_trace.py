@@ -255,7 +255,7 @@ UNKNOWN_LINK = (struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 999) +
 @pytest.mark.parametrize("content", [b"", b"\xd4\xc3\xb2\xa1\x02\x00", b"hello, not a pcap" * 4,
                                      b"\x0a\x0d\x0d\x0a\xff\xff\xff\xff\x4d\x3c\x2b\x1a",
                                      UNKNOWN_LINK])
-@pytest.mark.parametrize("cmd", ["trace"])
+@pytest.mark.parametrize("cmd", ["trace", "correlate"])
 def test_bad_files_exit_2_with_a_clear_message(tmp_path: Path, capsys: pytest.CaptureFixture,
                                                content: bytes, cmd: str) -> None:
     path = tmp_path / "bad.pcap"
