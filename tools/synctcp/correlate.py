@@ -35,7 +35,6 @@ import math
 import statistics
 import sys
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from .pcap import PcapError, read_tcp
