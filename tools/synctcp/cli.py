@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from . import __version__
+from . import correlate as _correlate
+from . import trace as _trace
 from .diag import (ETCP_PHASES, MIX_ACTIONS, MIX_REGIONS, MIX_TRENDS, DiagError, SocketState,
                    list_sockets)
 
@@ -136,6 +138,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--watch", type=float, metavar="SEC", help="repeat every SEC seconds")
     s.add_argument("--count", type=int, default=0, help="with --watch: stop after N rounds")
     s.set_defaults(func=cmd_ss)
+
+    _trace.add_parser(sub)
+    _correlate.add_parser(sub)
     return p
 
 
