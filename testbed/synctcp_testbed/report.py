@@ -591,10 +591,12 @@ def meta_section(run: Run) -> str:
     return out
 
 
-def reference_case(run: Run, cc: str, aqm: str) -> Optional[CaseSummary]:
-    """The case of algorithm ``cc`` with queue discipline ``aqm``, if the run has one."""
-    return next((c.summary for c in run.cases if c.summary.cc == cc and c.summary.aqm == aqm),
-                None)
+def reference_case(run: Run, cc: str, aqm: str,
+                   point: Optional[Dict[str, Any]] = None) -> Optional[CaseSummary]:
+    """The case of algorithm ``cc`` with queue discipline ``aqm`` (at the same sweep
+    ``point`` of the scenario, when given), if the run has one."""
+    return next((c.summary for c in run.cases if c.summary.cc == cc and c.summary.aqm == aqm
+                 and (point is None or c.summary.raw.get("point") == point)), None)
 
 
 def ratios(case: CaseSummary, ref: Optional[CaseSummary], link: str) -> List[Optional[float]]:
@@ -611,7 +613,7 @@ def summary_section(run: Run, link: str) -> str:
     """Summary table of one bottleneck, with ratio columns vs Reno/CUBIC of the same AQM."""
     cases = [c.summary for c in run.cases if c.summary.bottleneck(link) is not None]
     refs = [name for name, cc in (("Reno", "reno"), ("CUBIC", "cubic"))
-            if any(reference_case(run, cc, c.aqm) for c in cases)]
+            if any(reference_case(run, cc, c.aqm, c.raw.get("point")) for c in cases)]
     ceiling = any(c.platform_ceiling_mbit is not None for c in cases)
     head = ["case", "utilization %", "drop %", "mark %", "mean queue pkts", "p95 queue pkts",
             "mean queue delay ms", "goodput Mbit/s", "retransmits"]
@@ -627,7 +629,7 @@ def summary_section(run: Run, link: str) -> str:
                  fmt(c.goodput_mbit), fmt(c.retransmits, 0)]
         cells += [fmt(c.platform_ceiling_mbit)] if ceiling else []
         for name in refs:
-            ref = reference_case(run, name.lower(), c.aqm)
+            ref = reference_case(run, name.lower(), c.aqm, c.raw.get("point"))
             cells += [fmt(r) for r in ratios(c, ref, link)]
         rows.append(cells)
     rate = next((b.rate_mbit for c in cases for b in c.bottlenecks

@@ -1,0 +1,213 @@
+"""``synctcp-testbed``: run the seeds' scenarios and compare the algorithms.
+
+    synctcp-testbed list                         the preset scenarios
+    synctcp-testbed show weigle-ftp              a scenario, resolved, and its cases
+    synctcp-testbed run weigle-ftp --duration 60 --cc reno,cubic,sync
+    synctcp-testbed run my.toml --aqm droptail,red-ecn --out results/my
+    synctcp-testbed report RUNDIR                regenerate plots and report.html
+
+``run`` needs root and a kernel that can load the modules.  Where this host
+cannot (no module support, not root), it re-runs itself inside the
+virtme-ng VM of ``make test`` (``scripts/vmrun``), chosen automatically.
+Exit codes: 0 done, 1 a case failed, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+from .scenario import ScenarioError, load, presets
+
+REPO = Path(__file__).resolve().parents[2]
+RESULTS = Path(os.environ.get("SYNCTCP_RESULTS", "results"))
+
+
+def can_run_here() -> Optional[str]:
+    """None if this host can run experiments itself, else the reason it cannot."""
+    if os.environ.get("SYNCTCP_IN_VM") == "1":
+        return None
+    if os.geteuid() != 0:
+        return "not root"
+    if not Path("/proc/modules").exists():
+        return "this kernel has no module support"
+    return None
+
+
+def _csv(text: Optional[str]) -> Optional[List[str]]:
+    return [x for x in text.split(",") if x] if text else None
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    for name, path in presets().items():
+        sc = load(str(path))
+        print(f"{name:16} {len(sc.cases()):3} cases  {sc.description}")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    sc = load(args.scenario)
+    if args.json:
+        print(json.dumps(sc.as_dict(), indent=1))
+        return 0
+    print(f"{sc.name}: {sc.description}\nsource: {sc.source}")
+    t = sc.topology
+    print(f"topology: {t.kind}, {t.rate_mbit:g} Mbit/s, {len(t.rtts_ms)} pairs, "
+          f"RTTs {min(t.rtts_ms):g}-{max(t.rtts_ms):g} ms (median {sc.median_rtt_ms():g}), "
+          f"queue {sc.queue_pkts()} pkts (BDP {sc.bdp_pkts():.1f}), MTU {t.mtu}")
+    print(f"duration {sc.duration_s:g} s, warm-up {sc.warmup_s:g} s, seed {sc.seed}")
+    for c in sc.cases():
+        print(f"  {c.id}")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .report import main as report_main
+
+    return report_main([args.rundir])
+
+
+def _reexec_in_vm(argv: Sequence[str], why: str) -> int:
+    vmrun = REPO / "scripts" / "vmrun"
+    if not vmrun.exists():
+        print(f"synctcp-testbed: cannot run here ({why}) and no scripts/vmrun to "
+              f"start a VM with", file=sys.stderr)
+        return 2
+    print(f"synctcp-testbed: {why}: running in the VM (scripts/vmrun)", file=sys.stderr)
+    if subprocess.run(["make", "-s", "-C", str(REPO), "modules"]).returncode != 0:
+        return 2
+    cmd = [str(vmrun), sys.executable, "-m", "synctcp_testbed.cli", *argv]
+    return subprocess.run(cmd, cwd=str(REPO)).returncode
+
+
+def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    sc = load(args.scenario)
+    if args.duration is not None:
+        warm = args.warmup if args.warmup is not None else min(sc.warmup_s, args.duration / 5)
+        sc = replace(sc, duration_s=args.duration, warmup_s=warm)
+    elif args.warmup is not None:
+        sc = replace(sc, warmup_s=args.warmup)
+    if args.seed is not None:
+        sc = replace(sc, seed=args.seed)
+    sc.validate()
+    ccs, aqms = _csv(args.cc), _csv(args.aqm)
+    cases = sc.cases(ccs, aqms)
+    if not cases:
+        raise ScenarioError("no case to run")
+    why = can_run_here()
+    if why:
+        return _reexec_in_vm(argv, why)
+    out = Path(args.out or RESULTS / f"{sc.name}-{time.strftime('%Y%m%d-%H%M%S')}")
+    from rich.console import Console
+
+    from .report import write_report, write_summary_csv
+    from .runner import RunError, run_scenario
+
+    console = Console(stderr=True)
+    t0 = time.monotonic()
+
+    def log(msg: str) -> None:
+        console.log(msg)
+
+    try:
+        run_scenario(sc, out, ccs, aqms, command=["synctcp-testbed", *argv], log=log)
+    except RunError as exc:
+        console.log(f"[red]failed:[/red] {exc}")
+        return 1
+    finally:
+        if (out / "summary.json").exists():
+            write_summary_csv(out)
+            if not args.no_report:
+                write_report(out)
+    print_summary(out)
+    print(f"{out}/report.html  ({time.monotonic() - t0:.0f} s)")
+    return 0
+
+
+def print_summary(rundir: Path) -> None:
+    """The run's summary table with ratios to Reno and CUBIC of the same run."""
+    from rich.console import Console
+    from rich.table import Table
+
+    summary = json.loads((rundir / "summary.json").read_text())
+    cases = summary["cases"]
+    table = Table(title=f"{summary['scenario']}: {rundir}")
+    for col in ("case", "link", "util %", "drop %", "mark %", "avg queue", "goodput Mbit/s",
+                "retrans", "goodput/reno", "queue/reno", "goodput/cubic", "queue/cubic"):
+        table.add_column(col, justify="left" if col in ("case", "link") else "right")
+    for c in cases:
+        for b in c["bottlenecks"]:
+            row = [c["id"], b["link"], f"{100 * b['utilization']:.1f}", f"{b['drop_pct']:.2f}",
+                   f"{b['mark_pct']:.2f}", f"{b['mean_pkts']:.1f}", f"{c['goodput_mbit']:.2f}",
+                   str(c["retransmits"])]
+            for ref in ("reno", "cubic"):
+                r = reference(cases, c, ref)
+                rb = next((x for x in r["bottlenecks"] if x["link"] == b["link"]), None) if r else None
+                row += [_ratio(c["goodput_mbit"], r["goodput_mbit"] if r else None),
+                        _ratio(b["mean_pkts"], rb["mean_pkts"] if rb else None)]
+            table.add_row(*row)
+    Console().print(table)
+
+
+def reference(cases: List[Dict[str, Any]], case: Dict[str, Any], cc: str) -> Optional[Dict[str, Any]]:
+    """The case of algorithm ``cc`` with the same queue and sweep point as ``case``."""
+    return next((c for c in cases if c["cc"] == cc and c["aqm"] == case["aqm"]
+                 and c.get("point") == case.get("point")), None)
+
+
+def _ratio(a: Optional[float], b: Optional[float]) -> str:
+    if a is None or not b:
+        return "-"
+    return f"{a / b:.2f}"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="synctcp-testbed", description=__doc__.split("\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog=__doc__.split("\n", 2)[2])
+    sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="preset scenarios")
+    s = sub.add_parser("show", help="a scenario and its cases")
+    s.add_argument("scenario", help="preset name or .toml path")
+    s.add_argument("--json", action="store_true")
+    s = sub.add_parser("run", help="run a scenario's cases and write a run directory")
+    s.add_argument("scenario", help="preset name or .toml path")
+    s.add_argument("--cc", help="comma-separated algorithms (default: the scenario's)")
+    s.add_argument("--aqm", help="comma-separated queue disciplines (default: the scenario's)")
+    s.add_argument("--duration", type=float, help="seconds of traffic per case (scales the run)")
+    s.add_argument("--warmup", type=float, help="seconds excluded from the metrics")
+    s.add_argument("--seed", type=int)
+    s.add_argument("--out", help="run directory (default results/NAME-TIMESTAMP)")
+    s.add_argument("--no-report", action="store_true", help="skip plots and report.html")
+    s = sub.add_parser("report", help="regenerate plots, summary.csv and report.html")
+    s.add_argument("rundir")
+    return p
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "list":
+            return cmd_list(args)
+        if args.command == "show":
+            return cmd_show(args)
+        if args.command == "report":
+            return cmd_report(args)
+        return cmd_run(args, argv)
+    except ScenarioError as exc:
+        print(f"synctcp-testbed: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
