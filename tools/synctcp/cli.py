@@ -3,10 +3,12 @@
     synctcp list [--json]     modules built/installed/loaded, parameters, sysctls
     synctcp status            the same (alias of list)
     synctcp load / unload     modules, parameters, allowed and default sysctls (modctl.py)
+    synctcp clock [--json]    is this host's clock fit for exact OTT? (clock.py)
     synctcp ss [--json]       live sockets of sync/mixreact/etcp, decoded
     synctcp ss --watch 0.5    the same, refreshed every 0.5 s
 
-Exit codes: 0 success, 1 nothing to show (``ss`` found no socket), 2 error.
+Exit codes: 0 success, 1 nothing to show (``ss`` found no socket) or unfit
+(``clock``), 2 error.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
-from . import __version__, modctl
+from . import __version__, clock, modctl
 from .diag import (ETCP_PHASES, MIX_ACTIONS, MIX_REGIONS, MIX_TRENDS, DiagError, SocketState,
                    list_sockets)
 
@@ -105,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     modctl.add_parsers(sub)
+    clock.add_parser(sub)
     s = sub.add_parser("status", help="alias of list")
     s.add_argument("--json", action="store_true", help="JSON output")
     s.set_defaults(func=cmd_status)
