@@ -322,7 +322,7 @@ def parse_pps_event(text: Optional[str]) -> Optional[Dict[str, Any]]:
 
 
 def pps_devices(root: Path = Path("/sys/class/pps")) -> List[Dict[str, Any]]:
-    out = []
+    out: List[Dict[str, Any]] = []
     if not root.is_dir():
         return out
     for d in sorted(root.iterdir()):
@@ -349,7 +349,7 @@ DEFAULT_MAX_ERROR_US = 100.0
 def chrony_bound_us(tr: Dict[str, Any]) -> float:
     """chrony's bound on the system clock's error (chronyc tracking docs):
     |system time offset| + root dispersion + root delay / 2."""
-    return (abs(tr["system_time_offset_s"]) + tr["root_dispersion_s"] + tr["root_delay_s"] / 2) * 1e6
+    return float((abs(tr["system_time_offset_s"]) + tr["root_dispersion_s"] + tr["root_delay_s"] / 2) * 1e6)
 
 
 def verdict(kernel: Optional[Dict[str, Any]], chrony: Dict[str, Any], gpsd: Dict[str, Any],
