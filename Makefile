@@ -64,3 +64,14 @@ clean:
 	$(MAKE) -C kmod/tests clean
 
 .PHONY: all setup modules install load unload unit pytest-unit kernel-test test demo checkpatch clean
+
+# DKMS (docs/dkms.md): rebuild the modules for every new kernel.
+#   make dkms-install [KVER=release]   stage /usr/src/synctcp-VERSION, dkms add/build/install
+#   make dkms-uninstall                remove synctcp from DKMS (all versions and kernels)
+dkms-install:
+	@scripts/dkms.sh install $(if $(KVER),-k $(KVER))
+
+dkms-uninstall:
+	@scripts/dkms.sh uninstall
+
+.PHONY: dkms-install dkms-uninstall

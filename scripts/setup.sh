@@ -9,7 +9,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 # the emulator, and the networking tools of the testbed.
 pkgs=(build-essential bc flex bison libelf-dev kmod
       linux-image-amd64 linux-headers-amd64 qemu-system-x86
-      iperf3 iproute2 tcpdump ethtool procps python3-pip)
+      iperf3 iproute2 tcpdump ethtool procps python3-pip
+      dkms gpsd gpsd-clients chrony pps-tools mokutil)
 
 missing=()
 for p in "${pkgs[@]}"; do
@@ -20,8 +21,20 @@ if [ ${#missing[@]} -gt 0 ]; then
 	[ "$(id -u)" = 0 ] || { echo "setup: run as root to install: ${missing[*]}" >&2; exit 1; }
 	echo "setup: installing ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
+	# chrony and gpsd are installed for their programs (synctcp clock and its
+	# tests run private instances); their services must not start from the
+	# package scripts, chronyd would steer this host's clock: a policy-rc.d
+	# that says no, for the install, unless the system has one already.
+	nostart=
+	if [ ! -e /usr/sbin/policy-rc.d ]; then
+		printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+		chmod 755 /usr/sbin/policy-rc.d
+		nostart=1
+		trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+	fi
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	if [ -n "$nostart" ]; then rm -f /usr/sbin/policy-rc.d; trap - EXIT; fi
 fi
 
 # The headers must match the VM kernel the tests boot.

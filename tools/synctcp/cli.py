@@ -1,10 +1,14 @@
 """The ``synctcp`` command: state of the modules and of their sockets.
 
-    synctcp status            modules loaded, parameters, default algorithm
+    synctcp list [--json]     modules built/installed/loaded, parameters, sysctls
+    synctcp status            the same (alias of list)
+    synctcp load / unload     modules, parameters, allowed and default sysctls (modctl.py)
+    synctcp clock [--json]    is this host's clock fit for exact OTT? (clock.py)
     synctcp ss [--json]       live sockets of sync/mixreact/etcp, decoded
     synctcp ss --watch 0.5    the same, refreshed every 0.5 s
 
-Exit codes: 0 success, 1 nothing to show (``ss`` found no socket), 2 error.
+Exit codes: 0 success, 1 nothing to show (``ss`` found no socket) or unfit
+(``clock``), 2 error.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
-from . import __version__
+from . import __version__, clock, modctl
 from . import correlate as _correlate
 from . import trace as _trace
 from .diag import (ETCP_PHASES, MIX_ACTIONS, MIX_REGIONS, MIX_TRENDS, DiagError, SocketState,
@@ -35,22 +39,9 @@ def _read(path: Path) -> Optional[str]:
 
 
 def status() -> Dict[str, Any]:
-    """Which synctcp modules are loaded, with parameters, and the sysctls."""
-    mods: Dict[str, Any] = {}
-    for mod, cc in MODULE_CC.items():
-        params = SYSMOD / mod / "parameters"
-        mods[cc] = {
-            "module": mod,
-            "loaded": (SYSMOD / mod).is_dir(),
-            "version": _read(SYSMOD / mod / "version"),
-            "params": {p.name: _read(p) for p in sorted(params.iterdir())} if params.is_dir() else {},
-        }
-    return {
-        "modules": mods,
-        "default": _read(SYSCTL / "tcp_congestion_control"),
-        "available": (_read(SYSCTL / "tcp_available_congestion_control") or "").split(),
-        "allowed": (_read(SYSCTL / "tcp_allowed_congestion_control") or "").split(),
-    }
+    """Which synctcp modules are loaded, with parameters, and the sysctls
+    (``synctcp list``)."""
+    return modctl.list_state()
 
 
 def _fmt_us(us: Optional[int]) -> str:
@@ -91,18 +82,7 @@ def format_socket(st: SocketState) -> str:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    st = status()
-    if args.json:
-        print(json.dumps(st, indent=2))
-        return 0
-    print(f"default: {st['default']}   available: {' '.join(st['available'])}")
-    for cc, m in st["modules"].items():
-        if m["loaded"]:
-            params = " ".join(f"{k}={v}" for k, v in m["params"].items())
-            print(f"{cc:9} loaded   {m['module']} {m['version'] or ''} {params}")
-        else:
-            print(f"{cc:9} not loaded")
-    return 0
+    return modctl.cmd_list(args)
 
 
 def cmd_ss(args: argparse.Namespace) -> int:
@@ -128,7 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
-    s = sub.add_parser("status", help="loaded modules, parameters and sysctls")
+    modctl.add_parsers(sub)
+    clock.add_parser(sub)
+    s = sub.add_parser("status", help="alias of list")
     s.add_argument("--json", action="store_true", help="JSON output")
     s.set_defaults(func=cmd_status)
 
