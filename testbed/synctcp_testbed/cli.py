@@ -153,7 +153,7 @@ def print_summary(rundir: Path) -> None:
                 row += [_ratio(c["goodput_mbit"], r["goodput_mbit"] if r else None),
                         _ratio(b["mean_pkts"], rb["mean_pkts"] if rb else None)]
             table.add_row(*row)
-    Console().print(table)
+    Console(width=max(Console().width, 150)).print(table)
 
 
 def reference(cases: List[Dict[str, Any]], case: Dict[str, Any], cc: str) -> Optional[Dict[str, Any]]:

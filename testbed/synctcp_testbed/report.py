@@ -220,6 +220,14 @@ def _measured(case: Case, link: str) -> List[float]:
     return kept or [s.qlen_pkts for s in samples]
 
 
+def _from_traffic(case: Case, samples: List[Any]) -> List[Any]:
+    """Samples from 1 s before the case's traffic started (``t_traffic``), if known."""
+    t = case.summary.raw.get("t_traffic")
+    if not isinstance(t, (int, float)):
+        return samples
+    return [s for s in samples if s.t >= t - 1.0]
+
+
 def _legend(ax: "Axes", n: int) -> None:
     """A legend sized for ``n`` entries."""
     ax.legend(fontsize=7 if n > 6 else 8, ncol=1 if n <= 8 else 2, loc="best", framealpha=0.8)
@@ -230,7 +238,7 @@ def _legend(ax: "Axes", n: int) -> None:
 
 def plot_queue_time(run: Run, link: str, out: Path, colors: Dict[str, Any]) -> Optional[Path]:
     """Queue length of ``link`` over time, one line per case (t = 0 at t_start)."""
-    series = [(c, c.queue(link)) for c in run.cases]
+    series = [(c, _from_traffic(c, c.queue(link))) for c in run.cases]
     series = [(c, q) for c, q in series if q]
     if not series:
         return None

@@ -98,10 +98,25 @@ def available_ccs() -> List[str]:
         return []
 
 
+ALLOWED = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
+
+
 def ensure_cc(cc: str) -> None:
-    """Make ``cc`` available: modprobe tcp_<cc>, or insmod the repo's synctcp module."""
-    if cc in available_ccs():
-        return
+    """Make ``cc`` available and allowed.
+
+    Loads it (modprobe tcp_<cc>, or insmod of the repo's synctcp module) and
+    adds it to ``tcp_allowed_congestion_control``: the kernel lets a network
+    namespace other than the initial one make only an allowed algorithm its
+    default (EPERM otherwise).
+    """
+    if cc not in available_ccs():
+        _load_cc(cc)
+    allowed = ALLOWED.read_text().split()
+    if cc not in allowed:
+        ALLOWED.write_text(" ".join(allowed + [cc]))
+
+
+def _load_cc(cc: str) -> None:
     mod = SYNCTCP_MODULES.get(cc)
     if mod and (REPO / "kmod" / f"{mod}.ko").exists():
         res = subprocess.run(["insmod", str(REPO / "kmod" / f"{mod}.ko")], capture_output=True,
@@ -435,7 +450,7 @@ class CaseRun:
         fwd = [f for f in flows if f["group"] in ("fwd", "minority")]
         return {
             "id": self.case.id, "cc": self.case.cc, "aqm": self.case.aqm, "point": self.case.point,
-            "t_start": t_start, "t_end": t_end, "duration_s": t_end - t_start,
+            "t_traffic": t0, "t_start": t_start, "t_end": t_end, "duration_s": t_end - t_start,
             "bottlenecks": bottlenecks,
             "goodput_mbit": sum(f["goodput_mbit"] for f in fwd),
             "retransmits": sum(f["retransmits"] for f in fwd),
