@@ -117,7 +117,8 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         console.log(msg)
 
     try:
-        run_scenario(sc, out, ccs, aqms, command=["synctcp-testbed", *argv], log=log)
+        run_scenario(sc, out, ccs, aqms, command=["synctcp-testbed", *argv], log=log,
+                     capture=args.capture)
     except RunError as exc:
         console.log(f"[red]failed:[/red] {exc}")
         return 1
@@ -186,6 +187,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int)
     s.add_argument("--out", help="run directory (default results/NAME-TIMESTAMP)")
     s.add_argument("--no-report", action="store_true", help="skip plots and report.html")
+    s.add_argument("--capture", action="store_true",
+                   help="tcpdump the first flow's headers at its sender (CASE/f01.pcap)")
     s = sub.add_parser("report", help="regenerate plots, summary.csv and report.html")
     s.add_argument("rundir")
     return p

@@ -296,8 +296,10 @@ class CaseRun:
 
     def __init__(self, case: Case, case_dir: Path, prefix: str = "st",
                  log: Callable[[str], None] = lambda s: None,
-                 queue_hz: float = 100.0, diag_hz: Optional[float] = None):
+                 queue_hz: float = 100.0, diag_hz: Optional[float] = None,
+                 capture: bool = False):
         self.case, self.dir, self.prefix, self.log = case, case_dir, prefix, log
+        self.capture = capture
         self.queue_hz = queue_hz
         in_vm = os.environ.get("SYNCTCP_IN_VM") == "1"
         self.diag_hz = diag_hz or (2.0 if in_vm else 10.0)
@@ -383,6 +385,8 @@ class CaseRun:
             for n in senders:
                 diag += ["--diag", f"{topo.ns(n)}:*:{self.dir / f'tcp-{n}.jsonl'}"]
             lines.append(f"{_q(diag)} > {shlex.quote(str(self.dir / '.ready-diag'))} &")
+        if self.capture and plan.flows:
+            lines.append(self._capture_cmd(topo, plan.flows[0]))
         self._spawn("\n".join(lines + ["wait"]) + "\n", "samplers.sh")
         self._spawn(servers_script(plan, topo, self.dir, dur), "servers.sh")
         self._wait_ready([self.dir / f".ready-q-{p[0]}" for p in self._measured(topo)]
@@ -398,6 +402,13 @@ class CaseRun:
         except subprocess.TimeoutExpired:
             raise RunError(f"{self.case.id}: traffic did not finish within {dur + 180:g} s")
         return t0
+
+    def _capture_cmd(self, topo: Topology, flow: Flow) -> str:
+        """tcpdump of ``flow``'s headers at its sender (for ``synctcp trace/correlate``)."""
+        link = next(lk for lk in topo.links if flow.src in (lk.a, lk.b))
+        args = ["tcpdump", "-i", topo.dev(flow.src, link), "-s", "128", "-U", "-w",
+                self.dir / f"{flow.id}.pcap", f"tcp port {flow.port}"]
+        return f"ip netns exec {topo.ns(flow.src)} {_q(args)} 2> {shlex.quote(str(self.dir / 'tcpdump.log'))} &"
 
     def _wait_ready(self, files: List[Path], timeout: float = 300) -> None:
         deadline = time.monotonic() + timeout
@@ -550,7 +561,8 @@ def _load_json(path: Path) -> Optional[Dict[str, Any]]:
 
 def run_scenario(sc: Scenario, out: Path, ccs: Optional[List[str]] = None,
                  aqms: Optional[List[str]] = None, command: Optional[List[str]] = None,
-                 log: Callable[[str], None] = print, progress: Any = None) -> Path:
+                 log: Callable[[str], None] = print, progress: Any = None,
+                 capture: bool = False) -> Path:
     """Run every case of ``sc`` into directory ``out``; returns it."""
     out.mkdir(parents=True, exist_ok=True)
     cases = sc.cases(ccs, aqms)
@@ -573,7 +585,7 @@ def run_scenario(sc: Scenario, out: Path, ccs: Optional[List[str]] = None,
     results: List[Dict[str, Any]] = []
     for i, case in enumerate(cases, 1):
         log(f"[{i}/{len(cases)}] {case.id}")
-        res = CaseRun(case, out / case.id, log=log).run()
+        res = CaseRun(case, out / case.id, log=log, capture=capture).run()
         results.append(res)
         _write_summary(out, sc, results)
         if progress:
