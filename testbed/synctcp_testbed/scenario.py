@@ -11,6 +11,7 @@ built topology with the same seed.
 from __future__ import annotations
 
 import itertools
+import math
 import tomllib
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
@@ -188,7 +189,7 @@ class Scenario:
             sc = self.at(dict(zip(keys, point)))
             suffix = "".join(f"-{_short(k)}{_fmt(v)}" for k, v in zip(keys, point))
             if self.ceiling:
-                big = max(sc.queue_pkts(), round(4 * sc.bdp_pkts()), 100)
+                big = max(sc.queue_pkts(), math.ceil(4 * sc.bdp_pkts()), 100)
                 out.append(Case(f"cubic-ceiling{suffix}", "cubic", "ceiling", sc,
                                 dict(zip(keys, point)), queue_limit=big))
             for aqm in aqms or self.aqm:
