@@ -167,9 +167,11 @@ class Scenario:
             if not isinstance(values, list) or not values:
                 raise ScenarioError(f"sweep.{key}: a non-empty list")
         tr = self.traffic
-        if not 0 <= tr.http_load_pct <= 200:
+        # the load as given and at every sweep point
+        loads = [tr.http_load_pct, *self.sweep.get("http_load_pct", [])]
+        if not all(0 <= x <= 200 for x in loads):
             raise ScenarioError("traffic.http_load_pct must be 0..200")
-        if tr.http_load_pct and not 1 <= tr.http_pairs <= len(t.rtts_ms):
+        if any(loads) and not 1 <= tr.http_pairs <= len(t.rtts_ms):
             raise ScenarioError("traffic.http_pairs must be 1..number of pairs")
         for case in self.cases():
             try:
