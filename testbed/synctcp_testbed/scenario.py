@@ -173,13 +173,7 @@ class Scenario:
             raise ScenarioError("traffic.http_load_pct must be 0..200")
         if any(loads) and not 1 <= tr.http_pairs <= len(t.rtts_ms):
             raise ScenarioError("traffic.http_pairs must be 1..number of pairs")
-        for case in self.cases():
-            try:
-                case.scenario.queue_spec(case.aqm if case.aqm != "ceiling" else "droptail",
-                                         case.scenario.topology.rate_mbit).tc_args(
-                                             case.scenario.topology.rate_mbit)
-            except QdiscError as exc:
-                raise ScenarioError(f"case {case.id}: {exc}") from exc
+        self.cases()            # every case's queue can be built
 
     # -- cases ---------------------------------------------------------------------
     def cases(self, ccs: Optional[List[str]] = None, aqms: Optional[List[str]] = None) -> List["Case"]:
@@ -197,6 +191,14 @@ class Scenario:
             for aqm in aqms or self.aqm:
                 for cc in ccs or self.cc:
                     out.append(Case(f"{cc}-{aqm}{suffix}", cc, aqm, sc, dict(zip(keys, point))))
+        # also the queues asked for by name (run --aqm), not only the validated ones
+        for case in out:
+            rate = case.scenario.topology.rate_mbit
+            try:
+                case.scenario.queue_spec(case.aqm if case.aqm != "ceiling" else "droptail",
+                                         rate, limit=case.queue_limit).tc_args(rate)
+            except QdiscError as exc:
+                raise ScenarioError(f"case {case.id}: {exc}") from exc
         return out
 
     def at(self, point: Dict[str, Any]) -> "Scenario":
