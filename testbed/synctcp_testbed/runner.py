@@ -522,7 +522,7 @@ class CaseRun:
 
 def _is_core(label: str) -> bool:
     base = label[:-4] if label.endswith("-rev") else label
-    return base == "lr" or (base.startswith("r") and base[1:].replace("r", "").isdigit())
+    return base == "lr" or (base[:1] == "r" and [p.isdigit() for p in base[1:].split("r")] == [True, True])
 
 
 def _listening(ns: str) -> set:

@@ -11,6 +11,7 @@ built topology with the same seed.
 from __future__ import annotations
 
 import itertools
+import math
 import tomllib
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
@@ -166,17 +167,13 @@ class Scenario:
             if not isinstance(values, list) or not values:
                 raise ScenarioError(f"sweep.{key}: a non-empty list")
         tr = self.traffic
-        if not 0 <= tr.http_load_pct <= 200:
+        # the load as given and at every sweep point
+        loads = [tr.http_load_pct, *self.sweep.get("http_load_pct", [])]
+        if not all(0 <= x <= 200 for x in loads):
             raise ScenarioError("traffic.http_load_pct must be 0..200")
-        if tr.http_load_pct and not 1 <= tr.http_pairs <= len(t.rtts_ms):
+        if any(loads) and not 1 <= tr.http_pairs <= len(t.rtts_ms):
             raise ScenarioError("traffic.http_pairs must be 1..number of pairs")
-        for case in self.cases():
-            try:
-                case.scenario.queue_spec(case.aqm if case.aqm != "ceiling" else "droptail",
-                                         case.scenario.topology.rate_mbit).tc_args(
-                                             case.scenario.topology.rate_mbit)
-            except QdiscError as exc:
-                raise ScenarioError(f"case {case.id}: {exc}") from exc
+        self.cases()            # every case's queue can be built
 
     # -- cases ---------------------------------------------------------------------
     def cases(self, ccs: Optional[List[str]] = None, aqms: Optional[List[str]] = None) -> List["Case"]:
@@ -188,12 +185,20 @@ class Scenario:
             sc = self.at(dict(zip(keys, point)))
             suffix = "".join(f"-{_short(k)}{_fmt(v)}" for k, v in zip(keys, point))
             if self.ceiling:
-                big = max(sc.queue_pkts(), round(4 * sc.bdp_pkts()), 100)
+                big = max(sc.queue_pkts(), math.ceil(4 * sc.bdp_pkts()), 100)
                 out.append(Case(f"cubic-ceiling{suffix}", "cubic", "ceiling", sc,
                                 dict(zip(keys, point)), queue_limit=big))
             for aqm in aqms or self.aqm:
                 for cc in ccs or self.cc:
                     out.append(Case(f"{cc}-{aqm}{suffix}", cc, aqm, sc, dict(zip(keys, point))))
+        # also the queues asked for by name (run --aqm), not only the validated ones
+        for case in out:
+            rate = case.scenario.topology.rate_mbit
+            try:
+                case.scenario.queue_spec(case.aqm if case.aqm != "ceiling" else "droptail",
+                                         rate, limit=case.queue_limit).tc_args(rate)
+            except QdiscError as exc:
+                raise ScenarioError(f"case {case.id}: {exc}") from exc
         return out
 
     def at(self, point: Dict[str, Any]) -> "Scenario":

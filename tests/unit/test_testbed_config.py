@@ -1,0 +1,806 @@
+"""Testbed configuration: queues, scenarios, case plans, the CLI and queue metrics.
+
+Everything here runs on the host without namespaces: topologies are only
+described (``runner.build_topology`` does not touch the system until
+``build()``), scripts are parsed, never run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import math
+import shlex
+import socket
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import pytest
+
+from synctcp_testbed import cli, runner
+from synctcp_testbed.metrics import queue_stats
+from synctcp_testbed.qdisc import AQMS, NETEM_LIMIT, Egress, QdiscError, QueueSpec
+from synctcp_testbed.runner import (BULK_PORT, CBR_PORT, CPORT, HTTP_PORT, _is_core,
+                                    build_topology, clients_script, plan_case, servers_script)
+from synctcp_testbed.scenario import (MSS_BYTES, ScenarioError, from_dict, load,
+                                      presets)
+
+PRESETS = sorted(presets())
+
+
+def arg(args: List[str], flag: str) -> str:
+    """The value after ``flag`` in an argument list."""
+    assert args.count(flag) == 1, (flag, args)
+    return args[args.index(flag) + 1]
+
+
+# ---------------------------------------------------------------------------
+# qdisc
+
+
+def test_droptail_is_pfifo_limited_in_packets() -> None:
+    assert QueueSpec("droptail", 92).tc_args(10) == ["pfifo", "limit", "92"]
+
+
+@pytest.mark.parametrize("avpkt", [1500, 576])
+def test_red_thresholds_are_bytes_of_packets_times_avpkt(avpkt: int) -> None:
+    q = QueueSpec("red", limit_pkts=64, min_pkts=5, max_pkts=32, max_p=0.1, avpkt=avpkt)
+    a = q.tc_args(1.536)
+    assert a[0] == "red"
+    assert arg(a, "limit") == str(64 * avpkt)
+    assert arg(a, "min") == str(5 * avpkt)
+    assert arg(a, "max") == str(32 * avpkt)
+    assert arg(a, "avpkt") == str(avpkt)
+    assert arg(a, "probability") == "0.1"
+    assert arg(a, "bandwidth") == "1.536mbit"
+    # tc-red(8)'s recommended burst, from which tc derives w_q
+    assert arg(a, "burst") == str(math.ceil((2 * 5 + 32) / 3))
+    assert "ecn" not in a and "adaptive" not in a
+
+
+def test_red_defaults_are_5_and_15_packets() -> None:
+    a = QueueSpec("red", limit_pkts=100).tc_args(10)
+    assert (arg(a, "min"), arg(a, "max")) == ("7500", "22500")
+
+
+@pytest.mark.parametrize("rate", [10, 100])
+@pytest.mark.parametrize("target_ms", [5.0, 20.0])
+def test_ared_min_th_is_max_5_or_target_times_c_over_2_and_max_th_3_min(
+        rate: float, target_ms: float) -> None:
+    c_pkts = rate * 1e6 / 8 / 1500                  # capacity in packets/s
+    lo = max(5.0, target_ms / 1000 * c_pkts / 2)
+    hi = 3 * lo
+    q = QueueSpec("ared", limit_pkts=1000, target_ms=target_ms)
+    assert q.red_thresholds(rate) == pytest.approx((lo, hi))
+    a = q.tc_args(rate)
+    assert arg(a, "min") == str(int(lo * 1500)) and arg(a, "max") == str(int(hi * 1500))
+    assert "adaptive" in a
+    assert arg(a, "bandwidth") == f"{rate}mbit"
+
+
+def test_ared_at_10_mbit_keeps_the_floor_of_5_packets() -> None:
+    # 5 ms of 10 Mbit/s is 4.2 packets: half of it is below 5
+    assert QueueSpec("ared", 100).red_thresholds(10) == (5.0, 15.0)
+    lo, hi = QueueSpec("ared", 100).red_thresholds(100)
+    assert lo == pytest.approx(0.005 * 100e6 / 8 / 1500 / 2) and hi == pytest.approx(3 * lo)
+
+
+@pytest.mark.parametrize("kind", sorted(AQMS))
+def test_ecn_kinds_mark_and_senders_need_ecn(kind: str) -> None:
+    q = QueueSpec(kind, limit_pkts=1000)
+    a = q.tc_args(10)
+    assert q.ecn == kind.endswith("-ecn")
+    assert ("ecn" in a) == q.ecn
+    if kind.startswith(("red", "ared")) and q.ecn:
+        assert "harddrop" in a
+    if kind in ("fq_codel", "pie"):
+        assert "noecn" in a
+
+
+def test_red_max_above_the_limit_is_refused() -> None:
+    with pytest.raises(QdiscError, match="exceeds the queue limit 10"):
+        QueueSpec("red", limit_pkts=10).tc_args(10)           # default max 15
+    with pytest.raises(QdiscError, match="exceeds"):
+        QueueSpec("red", limit_pkts=30, min_pkts=5, max_pkts=31).tc_args(10)
+    with pytest.raises(QdiscError, match="exceeds"):
+        QueueSpec("ared", limit_pkts=20).tc_args(1000)        # min_th 208 at 1 Gbit/s
+    QueueSpec("red", limit_pkts=31, min_pkts=5, max_pkts=31).tc_args(10)
+
+
+def test_red_min_not_below_max_is_refused() -> None:
+    with pytest.raises(QdiscError, match="0 < min"):
+        QueueSpec("red", limit_pkts=100, min_pkts=20, max_pkts=20).tc_args(10)
+
+
+def test_unknown_kind_is_refused_listing_the_kinds() -> None:
+    with pytest.raises(QdiscError) as exc:
+        QueueSpec("codel").tc_args(10)
+    assert "'codel'" in str(exc.value)
+    for kind in AQMS:
+        assert kind in str(exc.value)
+
+
+@pytest.mark.parametrize("kw", [{"limit_pkts": 0}, {"limit_pkts": 1_000_001}, {"max_p": 0},
+                                {"max_p": 1.5}, {"target_ms": 0}])
+def test_out_of_range_queue_parameters_are_refused(kw: Dict[str, Any]) -> None:
+    with pytest.raises(QdiscError):
+        QueueSpec("red", **kw).validate()
+
+
+def test_egress_with_delay_and_rate_is_netem_then_htb_then_the_queue() -> None:
+    e = Egress(rate_mbit=10, queue=QueueSpec("droptail", 50), delay_ms=5)
+    cmds = e.tc_commands("st1a")
+    assert cmds == [
+        ["qdisc", "add", "dev", "st1a", "root", "handle", "1:", "netem", "limit", str(NETEM_LIMIT),
+         "delay", "5ms"],
+        ["qdisc", "add", "dev", "st1a", "parent", "1:1", "handle", "2:", "htb", "default", "10"],
+        ["class", "add", "dev", "st1a", "parent", "2:", "classid", "2:10", "htb", "rate", "10mbit",
+         "ceil", "10mbit"],
+        ["qdisc", "add", "dev", "st1a", "parent", "2:10", "handle", "10:", "pfifo", "limit", "50"],
+    ]
+    # netem's own queue is never the bottleneck
+    assert NETEM_LIMIT >= 100 * 50
+    assert e.leaf_parent() == "2:10"
+    assert e.has_netem
+
+
+def test_egress_with_rate_only_has_htb_at_the_root_and_no_netem() -> None:
+    e = Egress(rate_mbit=20, queue=QueueSpec("pie", 100))
+    cmds = e.tc_commands("d")
+    assert cmds[0][4:] == ["root", "handle", "2:", "htb", "default", "10"]
+    assert cmds[-1][4:8] == ["parent", "2:10", "handle", "10:"]
+    assert e.leaf_parent() == "2:10"
+
+
+def test_egress_queue_without_rate_hangs_off_netem_or_the_root() -> None:
+    q = QueueSpec("droptail", 10)
+    with_netem = Egress(queue=q, delay_ms=1)
+    assert with_netem.leaf_parent() == "1:1"
+    assert with_netem.tc_commands("d")[-1][4:6] == ["parent", "1:1"]
+    bare = Egress(queue=q)
+    assert bare.leaf_parent() == "root"
+    assert bare.tc_commands("d") == [["qdisc", "add", "dev", "d", "root", "handle", "10:",
+                                      "pfifo", "limit", "10"]]
+
+
+def test_egress_with_delay_only_has_no_queue_to_sample() -> None:
+    e = Egress(delay_ms=7.5, jitter_ms=1, loss_pct=0.5)
+    (cmd,) = e.tc_commands("d")
+    assert cmd[cmd.index("delay"):] == ["delay", "7.5ms", "1ms", "distribution", "normal",
+                                       "loss", "0.5%"]
+    assert e.leaf_parent() is None
+
+
+def test_jitter_above_the_delay_is_refused() -> None:
+    with pytest.raises(QdiscError, match="jitter"):
+        Egress(delay_ms=5, jitter_ms=6).validate()
+    with pytest.raises(QdiscError, match="jitter"):
+        Egress(jitter_ms=1).tc_commands("d")
+    Egress(delay_ms=5, jitter_ms=5).validate()
+
+
+@pytest.mark.parametrize("kw", [{"rate_mbit": 0}, {"rate_mbit": 200000}, {"delay_ms": -1},
+                                {"loss_pct": 101}, {"queue": QueueSpec("nope")}])
+def test_out_of_range_egress_is_refused(kw: Dict[str, Any]) -> None:
+    with pytest.raises(QdiscError):
+        Egress(**kw).validate()
+
+
+@pytest.mark.parametrize("kw", [{}, {"rate_mbit": 10}, {"rate_mbit": 10, "queue": QueueSpec()},
+                                {"queue": QueueSpec()}])
+def test_netem_is_never_present_without_delay_or_loss(kw: Dict[str, Any]) -> None:
+    e = Egress(**kw)
+    assert not e.has_netem
+    assert not any("netem" in c for c in e.tc_commands("d"))
+    assert not any("1:1" in c for c in e.tc_commands("d"))
+
+
+def test_netem_is_present_with_loss_alone() -> None:
+    (cmd,) = Egress(loss_pct=1).tc_commands("d")
+    assert "netem" in cmd and "delay" not in cmd and cmd[-2:] == ["loss", "1%"]
+
+
+# ---------------------------------------------------------------------------
+# scenarios
+
+
+def base(**over: Any) -> Dict[str, Any]:
+    """A small valid scenario as the dict a TOML file parses into."""
+    d: Dict[str, Any] = {"name": "t", "cc": ["reno"], "aqm": ["droptail"],
+                         "topology": {"kind": "dumbbell", "rate_mbit": 10, "rtts_ms": [40]}}
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(d.get(k), dict):
+            d[k] = {**d[k], **v}
+        else:
+            d[k] = v
+    return d
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_every_preset_loads_and_validates(name: str) -> None:
+    sc = load(name)
+    assert sc.name == name
+    sc.validate()
+    assert load(str(presets()[name])).as_dict() == sc.as_dict()
+
+
+def test_the_presets_are_the_seed_scenarios() -> None:
+    assert set(PRESETS) >= {"weigle-ftp", "weigle-http", "martin-minority", "reverse-path",
+                            "holl-geo", "gu-smallbuffer"}
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_case_ids_are_unique_and_sweeps_multiply_cases(name: str) -> None:
+    sc = load(name)
+    cases = sc.cases()
+    ids = [c.id for c in cases]
+    assert len(ids) == len(set(ids))
+    assert all("/" not in i and i not in (".", "..") for i in ids)
+    points = math.prod(len(v) for v in sc.sweep.values())
+    assert len(cases) == points * (len(sc.cc) * len(sc.aqm) + int(sc.ceiling))
+
+
+def test_gu_smallbuffer_is_5_rates_times_3_ccs_plus_a_ceiling() -> None:
+    sc = load("gu-smallbuffer")
+    cases = sc.cases()
+    assert len(cases) == 5 * (3 + 1)
+    rates = [10, 25, 50, 100, 1000]
+    for r in rates:
+        at = [c for c in cases if c.point == {"rate_mbit": r}]
+        assert sorted(c.cc for c in at) == sorted(["etcp", "reno", "cubic", "cubic"])
+        assert all(c.scenario.topology.rate_mbit == r for c in at)
+        assert [c.aqm for c in at].count("ceiling") == 1
+    assert sc.topology.rate_mbit == 50, "expanding cases does not change the scenario"
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_a_ceiling_case_has_a_queue_of_at_least_4_bdp(name: str) -> None:
+    sc = load(name)
+    for c in sc.cases():
+        if c.aqm == "ceiling":
+            bdp = c.scenario.bdp_pkts()
+            assert c.cc == "cubic"
+            assert c.queue_limit is not None and c.queue_limit >= 4 * bdp
+            assert c.queue_limit >= c.scenario.queue_pkts()
+            topo = build_topology(c)
+            assert topo.link("lr").a_egress.queue.limit_pkts == c.queue_limit
+            assert topo.link("lr").a_egress.queue.kind == "droptail"
+
+
+def test_queue_bdp_is_k_times_the_bdp_of_the_median_rtt() -> None:
+    # median of [10, 40, 100, 300] is the lower middle one, 40 ms
+    sc = from_dict(base(topology={"rtts_ms": [300, 10, 100, 40], "queue_bdp": 2.5}))
+    bdp = 10e6 / 8 * 0.040 / 1500
+    assert sc.median_rtt_ms() == 40
+    assert sc.bdp_pkts() == pytest.approx(bdp)
+    assert sc.queue_pkts() == round(2.5 * bdp)
+    assert sc.queue_pkts(rate_mbit=20) == round(2.5 * 2 * bdp)
+    # per sweep point: the BDP follows the rate
+    sw = from_dict(base(topology={"queue_bdp": 1.0}, sweep={"rate_mbit": [10, 20]}))
+    limits = {c.point["rate_mbit"]: build_topology(c).link("lr").a_egress.queue.limit_pkts
+              for c in sw.cases()}
+    assert limits == {10: round(10e6 / 8 * 0.04 / 1500), 20: round(20e6 / 8 * 0.04 / 1500)}
+
+
+def test_martin_minority_queue_is_one_bdp_of_40ms_at_20mbit() -> None:
+    sc = load("martin-minority")
+    assert sc.queue_pkts() == round(20e6 / 8 * 0.040 / 1500) == 67
+
+
+def test_bdp_counts_packets_of_the_mtu() -> None:
+    sc = from_dict(base(topology={"mtu": 576, "queue_bdp": 1.0}))
+    assert sc.queue_pkts() == round(10e6 / 8 * 0.04 / 576)
+
+
+@pytest.mark.parametrize("table,where", [
+    (None, "t.toml"), ("topology", "[topology]"), ("aqm_params", "[aqm_params]"),
+    ("traffic", "[traffic]"), ("cbr", "[traffic.cbr]"),
+])
+def test_unknown_keys_name_the_table_and_the_key(table: Optional[str], where: str) -> None:
+    d = base(traffic={"cbr": {"pairs": [1]}})
+    if table is None:
+        d["bogus_key"] = 1
+    elif table == "cbr":
+        d["traffic"]["cbr"]["bogus_key"] = 1
+    else:
+        d.setdefault(table, {})["bogus_key"] = 1
+    with pytest.raises(ScenarioError) as exc:
+        from_dict(d, where="t.toml")
+    msg = str(exc.value)
+    assert where in msg and "bogus_key" in msg
+
+
+def test_unknown_sweep_key_is_refused_naming_it() -> None:
+    with pytest.raises(ScenarioError, match="sweep.mtu"):
+        from_dict(base(sweep={"mtu": [576, 1500]}))
+    with pytest.raises(ScenarioError, match="sweep.rate_mbit: a non-empty list"):
+        from_dict(base(sweep={"rate_mbit": []}))
+
+
+def test_unknown_key_in_a_toml_file_names_the_file(tmp_path: Path) -> None:
+    p = tmp_path / "mine.toml"
+    p.write_text('name = "mine"\n[topology]\nrtt_ms = [40]\n')
+    with pytest.raises(ScenarioError) as exc:
+        load(str(p))
+    assert str(p) in str(exc.value) and "[topology]" in str(exc.value)
+    assert "rtt_ms" in str(exc.value) and "rtts_ms" in str(exc.value), "lists the known keys"
+
+
+def test_both_queue_pkts_and_queue_bdp_are_refused() -> None:
+    with pytest.raises(ScenarioError, match="not both"):
+        from_dict(base(topology={"queue_pkts": 50, "queue_bdp": 1.0}))
+
+
+def test_neither_queue_size_means_100_packets() -> None:
+    assert from_dict(base()).queue_pkts() == 100
+
+
+@pytest.mark.parametrize("over,match", [
+    ({"aqm": ["codel"]}, "aqm 'codel'"),
+    ({"topology": {"kind": "ring"}}, "topology.kind 'ring'"),
+    ({"topology": {"mtu": 575}}, "mtu"),
+    ({"topology": {"mtu": 9001}}, "mtu"),
+    ({"topology": {"rtts_ms": []}}, "rtts_ms"),
+    ({"topology": {"rtts_ms": [-1]}}, "rtts_ms"),
+    ({"cc": []}, "cc"),
+    ({"name": "a/b"}, "name"),
+    ({"duration_s": 10, "warmup_s": 10}, "warmup"),
+    ({"traffic": {"http_load_pct": 300}}, "http_load_pct"),
+    ({"traffic": {"http_load_pct": 50, "http_pairs": 2}}, "http_pairs"),
+    ({"aqm": ["red"], "topology": {"queue_pkts": 10}}, "case reno-red: RED max"),
+])
+def test_bad_values_are_refused(over: Dict[str, Any], match: str) -> None:
+    with pytest.raises(ScenarioError, match=match):
+        from_dict(base(**over))
+
+
+def test_http_pairs_beyond_the_pairs_are_refused_when_the_load_is_swept() -> None:
+    with pytest.raises(ScenarioError, match="http_pairs"):
+        from_dict(base(topology={"rtts_ms": [40, 50]}, traffic={"http_pairs": 5},
+                       sweep={"http_load_pct": [50, 100]}))
+    with pytest.raises(ScenarioError, match="http_load_pct"):
+        from_dict(base(sweep={"http_load_pct": [50, 300]}))
+
+
+def test_a_missing_preset_is_refused_listing_the_presets() -> None:
+    with pytest.raises(ScenarioError) as exc:
+        load("nope")
+    assert "'nope'" in str(exc.value) and "weigle-ftp" in str(exc.value)
+
+
+def test_at_applies_sweep_values_without_mutating_the_original() -> None:
+    sc = from_dict(base(topology={"queue_bdp": 2.0}, traffic={"bulk_rev": False},
+                        sweep={"rate_mbit": [5, 50], "queue_pkts": [10]}))
+    before = copy.deepcopy(sc.as_dict())
+    at = sc.at({"rate_mbit": 50, "queue_pkts": 10, "http_load_pct": 70, "bulk_rev": True})
+    assert at.topology.rate_mbit == 50
+    assert at.topology.queue_pkts == 10 and at.topology.queue_bdp is None
+    assert at.queue_pkts() == 10
+    assert at.traffic.http_load_pct == 70.0 and at.traffic.bulk_rev is True
+    assert at.sweep == {}
+    assert sc.as_dict() == before
+    assert sc.at({"rev_load": 1}).traffic.bulk_rev is True
+
+
+def test_case_ids_carry_the_sweep_point() -> None:
+    ids = [c.id for c in load("reverse-path").cases()]
+    assert "sync-droptail-revoff" in ids and "sync-droptail-revon" in ids
+    ids = [c.id for c in load("weigle-http").cases()]
+    assert "mixreact-droptail-load105" in ids
+
+
+def test_cases_run_only_the_requested_algorithms_and_queues() -> None:
+    sc = load("holl-geo")
+    cases = sc.cases(["sync"], ["red"])
+    assert [(c.cc, c.aqm) for c in cases] == [("sync", "red")]
+    with pytest.raises(ScenarioError, match="unknown queue kind 'codel'"):
+        sc.cases(aqms=["codel"])
+
+
+# ---------------------------------------------------------------------------
+# runner planning
+
+
+def planned(name: str, pick: Any = 0):
+    sc = load(name)
+    cases = sc.cases()
+    case = cases[pick] if isinstance(pick, int) else next(c for c in cases if pick(c))
+    topo = build_topology(case)
+    return case, topo, plan_case(case, topo)
+
+
+def path_rtt(topo, src: str, dst: str) -> float:
+    """Round-trip propagation delay of the built topology between two nodes."""
+    total, cur = 0.0, src
+    for _ in range(len(topo.nodes)):
+        if cur == dst:
+            return total
+        nb, lk = topo.next_hops(cur)[dst]
+        total += lk.egress(cur).delay_ms + lk.egress(nb).delay_ms
+        cur = nb
+    raise AssertionError(f"no path {src} -> {dst}")
+
+
+def test_weigle_ftp_plans_20_flows_each_way_with_unique_ports() -> None:
+    case, topo, plan = planned("weigle-ftp")
+    rtts = case.scenario.topology.rtts_ms
+    fwd = [f for f in plan.flows if f.group == "fwd"]
+    rev = [f for f in plan.flows if f.group == "rev"]
+    assert len(plan.flows) == 40 and len(fwd) == 20 and len(rev) == 20
+    assert len({f.port for f in plan.flows}) == 40
+    assert len({f.cport for f in plan.flows}) == 40
+    assert len({f.id for f in plan.flows}) == 40
+    for i, f in enumerate(fwd, 1):
+        assert (f.src, f.dst) == (f"a{i}", f"b{i}")
+        assert f.base_rtt_ms == rtts[i - 1]
+        assert f.cc == case.cc and f.kind == "bulk" and f.start_s == 0
+        assert f.src_addr == topo.addr(f"a{i}") and f.dst_addr == topo.addr(f"b{i}")
+    for i, f in enumerate(rev, 1):
+        assert (f.src, f.dst) == (f"b{i}", f"a{i}") and f.base_rtt_ms == rtts[i - 1]
+    assert {f.port for f in plan.flows} == set(range(BULK_PORT, BULK_PORT + 40))
+    assert {f.cport for f in plan.flows} == set(range(CPORT, CPORT + 40))
+    assert plan.http == []
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_each_flows_base_rtt_is_the_rtt_of_the_built_path(name: str) -> None:
+    sc = load(name)
+    for case in sc.cases():
+        topo = build_topology(case)
+        for f in plan_case(case, topo).flows:
+            assert path_rtt(topo, f.src, f.dst) == pytest.approx(f.base_rtt_ms), (case.id, f.id)
+
+
+def test_weigle_ftp_clamps_the_window_to_46_segments_and_measures_the_bottleneck() -> None:
+    case, topo, _ = planned("weigle-ftp")
+    assert topo.nodes["b1"].rcv_window_bytes == 46 * MSS_BYTES
+    assert topo.nodes["a1"].rcv_window_bytes == 46 * MSS_BYTES
+    assert topo.nodes["R0"].rcv_window_bytes is None
+    core = [p[0] for p in topo.sample_points() if _is_core(p[0])]
+    assert set(case.scenario.topology.measure) <= set(core)
+
+
+def test_hosts_get_ecn_only_behind_a_marking_queue() -> None:
+    sc = from_dict(base(aqm=["droptail", "red-ecn"]))
+    for case in sc.cases():
+        topo = build_topology(case)
+        want = "1" if case.aqm == "red-ecn" else "0"
+        for node in topo.nodes.values():
+            if node.router:
+                assert "net.ipv4.tcp_ecn" not in node.sysctls
+            else:
+                assert node.sysctls["net.ipv4.tcp_ecn"] == want
+
+
+def test_martin_minority_runs_one_flow_of_the_case_among_reno() -> None:
+    for case in load("martin-minority").cases():
+        topo = build_topology(case)
+        flows = plan_case(case, topo).flows
+        assert len(flows) == 5
+        assert (flows[0].id, flows[0].group, flows[0].cc) == ("f01", "minority", case.cc)
+        assert all(f.group == "fwd" and f.cc == "reno" for f in flows[1:])
+
+
+@pytest.mark.parametrize("rev", [False, True])
+def test_reverse_path_adds_cubic_reverse_flows_only_when_on(rev: bool) -> None:
+    case, topo, plan = planned("reverse-path", lambda c: c.point == {"bulk_rev": rev}
+                               and c.cc == "sync")
+    fwd = [f for f in plan.flows if f.group == "fwd"]
+    revs = [f for f in plan.flows if f.group == "rev"]
+    assert len(fwd) == 3 and all(f.cc == "sync" for f in fwd)
+    assert len(revs) == (3 if rev else 0)
+    assert all(f.cc == "cubic" and f.src.startswith("r") and f.dst.startswith("s") for f in revs)
+
+
+def test_rev_pairs_select_the_reverse_flows() -> None:
+    sc = from_dict(base(topology={"rtts_ms": [40, 50, 60]},
+                        traffic={"bulk_rev": True, "rev_pairs": [2]}))
+    case = sc.cases()[0]
+    revs = [f for f in plan_case(case, build_topology(case)).flows if f.group == "rev"]
+    assert [(f.src, f.dst, f.cc) for f in revs] == [("r2", "s2", "reno")]
+
+
+@pytest.mark.parametrize("load_pct", [50, 70, 85, 105])
+def test_weigle_http_spreads_the_load_over_5_pairs(load_pct: int) -> None:
+    case, topo, plan = planned("weigle-http", lambda c: c.point["http_load_pct"] == load_pct)
+    assert plan.flows == []
+    assert len(plan.http) == 5
+    assert sum(h.load_pct for h in plan.http) == pytest.approx(load_pct)
+    assert [(h.server, h.client) for h in plan.http] == [(f"a{i}", f"b{i}") for i in range(1, 6)]
+    assert all(h.server_addr == topo.addr(h.server) for h in plan.http)
+
+
+def test_holl_geo_has_a_cbr_flow_on_its_own_port() -> None:
+    case, topo, plan = planned("holl-geo")
+    cbr = [f for f in plan.flows if f.kind == "cbr"]
+    assert len(cbr) == 1
+    (f,) = cbr
+    assert (f.group, f.cc, f.src, f.dst) == ("cbr", "udp", "s1", "r1")
+    assert f.port == CBR_PORT + len(plan.flows) - 1
+    assert f.base_rtt_ms == case.scenario.topology.rtts_ms[0]
+    # staggered starts: flow k starts k * stagger_s after the first
+    assert [g.start_s for g in plan.flows] == [2.0 * k for k in range(len(plan.flows))]
+    assert topo.mtu == 576
+
+
+def test_chain_plans_a_cross_flow_per_hop_and_pair() -> None:
+    sc = from_dict(base(topology={"kind": "chain", "hops": 3, "cross_pairs": 2,
+                                  "link_delay_ms": 2, "rtts_ms": [40]}))
+    case = sc.cases()[0]
+    topo = build_topology(case)
+    cross = [f for f in plan_case(case, topo).flows if f.group == "cross"]
+    assert [(f.src, f.dst) for f in cross] == [(f"x{h}s{j}", f"x{h}r{j}")
+                                              for h in range(3) for j in (1, 2)]
+    for f in cross:
+        assert f.base_rtt_ms == 12 == path_rtt(topo, f.src, f.dst)
+
+
+def test_cbr_on_a_missing_pair_is_refused() -> None:
+    sc = from_dict(base(traffic={"cbr": {"pairs": [2]}}))
+    case = sc.cases()[0]
+    with pytest.raises(runner.RunError, match="no pair 2"):
+        plan_case(case, build_topology(case))
+
+
+# ---------------------------------------------------------------------------
+# the traffic scripts
+
+
+def parse_script(script: str) -> List[Dict[str, Any]]:
+    """One record per background command of a servers/clients script."""
+    lines = script.rstrip("\n").split("\n")
+    assert lines[-1] == "wait", "the script waits for its commands"
+    out = []
+    for ln in lines[:-1]:
+        assert ln.endswith(" &"), ln
+        w = shlex.split(ln)
+        rec: Dict[str, Any] = {"sleep": 0.0}
+        if w[0] == "(":
+            assert w[-2:] == [")", "&"]
+            w = w[1:-2]
+            if w[0] == "sleep":
+                rec["sleep"] = float(w[1].rstrip(";"))
+                w = w[2:]
+        else:
+            w = w[:-1]
+        assert w[:3] == ["ip", "netns", "exec"], ln
+        rec["ns"] = w[3]
+        cut = w.index(">")
+        rec["argv"] = w[4:cut]
+        rec["stdout"] = w[cut + 1]
+        rec["stderr"] = w[w.index("2>") + 1] if "2>" in w else ("stdout" if "2>&1" in w else None)
+        out.append(rec)
+    return out
+
+
+@pytest.mark.parametrize("name", ["weigle-ftp", "holl-geo", "reverse-path"])
+def test_servers_script_starts_one_iperf3_server_per_flow(name: str, tmp_path: Path) -> None:
+    case, topo, plan = planned(name, lambda c: c.point.get("bulk_rev", True))
+    cmds = parse_script(servers_script(plan, topo, tmp_path, case.scenario.duration_s))
+    assert len(cmds) == len(plan.flows) > 0
+    for f, c in zip(plan.flows, cmds):
+        assert c["ns"] == topo.ns(f.dst)
+        assert c["argv"] == ["iperf3", "-s", "-1", "-J", "-i", "1", "-p", str(f.port)]
+        assert c["stdout"] == str(tmp_path / f"srv-{f.id}.json")
+    # two servers of one namespace never share a port
+    seen = [(c["ns"], c["argv"][-1]) for c in cmds]
+    assert len(seen) == len(set(seen))
+
+
+@pytest.mark.parametrize("name", ["weigle-ftp", "holl-geo", "martin-minority"])
+def test_clients_script_starts_one_iperf3_client_per_flow(name: str, tmp_path: Path) -> None:
+    case, topo, plan = planned(name)
+    dur = case.scenario.duration_s
+    cmds = parse_script(clients_script(plan, topo, tmp_path, dur, 1, 10))
+    assert len(cmds) == len(plan.flows) > 0
+    for f, c in zip(plan.flows, cmds):
+        a = c["argv"]
+        assert c["ns"] == topo.ns(f.src)
+        assert a[0] == "iperf3"
+        assert arg(a, "-c") == f.dst_addr == topo.addr(f.dst)
+        assert arg(a, "-p") == str(f.port)
+        assert arg(a, "--cport") == str(f.cport)
+        assert arg(a, "-t") == str(max(1, round(dur - f.start_s)))
+        assert c["sleep"] == f.start_s
+        assert c["stdout"] == str(tmp_path / f"cli-{f.id}.json")
+        if f.kind == "cbr":
+            assert "-u" in a and "-C" not in a
+            assert arg(a, "-b") == f"{plan.cbr_kbit:g}k" and arg(a, "-l") == str(plan.cbr_bytes)
+        else:
+            assert arg(a, "-C") == f.cc and "-u" not in a
+
+
+def test_http_scripts_start_a_server_and_a_client_per_pair(tmp_path: Path) -> None:
+    case, topo, plan = planned("weigle-http", lambda c: c.point["http_load_pct"] == 85)
+    srv = parse_script(servers_script(plan, topo, tmp_path, 300))
+    cli_ = parse_script(clients_script(plan, topo, tmp_path, 300, 7, 10))
+    assert len(srv) == len(cli_) == 5
+    for i, (h, s, c) in enumerate(zip(plan.http, srv, cli_)):
+        assert s["ns"] == topo.ns(h.server)
+        assert s["argv"][1:4] == ["-m", "synctcp_testbed.http", "server"]
+        assert arg(s["argv"], "--port") == str(HTTP_PORT)
+        assert int(arg(s["argv"], "--max-seconds")) > 300
+        assert c["ns"] == topo.ns(h.client)
+        assert c["argv"][1:4] == ["-m", "synctcp_testbed.http", "client"]
+        assert arg(c["argv"], "--server") == f"{h.server_addr}:{HTTP_PORT}"
+        assert float(arg(c["argv"], "--load-pct")) == pytest.approx(85 / 5)
+        assert arg(c["argv"], "--seed") == str(7000 + i)
+        assert arg(c["argv"], "--out") == str(tmp_path / f"http-{h.client}.csv")
+        assert c["stderr"] == str(tmp_path / f"httpc-{h.client}.log")
+    assert len({arg(c["argv"], "--seed") for c in cli_}) == 5
+
+
+@pytest.mark.parametrize("label", ["lr", "lr-rev", "r0r1", "r4r5-rev", "r8r9"])
+def test_is_core_accepts_core_links(label: str) -> None:
+    assert _is_core(label)
+
+
+@pytest.mark.parametrize("label", ["s1l", "s1l-rev", "a1R0", "b3R5-rev", "x1s1R1", "x3r2R4",
+                                   "r1r", "r12r-rev", "r", "rr", "r0r", "lr2"])
+def test_is_core_rejects_access_links(label: str) -> None:
+    assert not _is_core(label)
+
+
+def test_only_core_links_are_measured_even_with_rated_access_links() -> None:
+    sc = from_dict(base(topology={"rtts_ms": [40, 60], "access_rate_mbit": 100}))
+    topo = build_topology(sc.cases()[0])
+    labels = {p[0] for p in topo.sample_points()}
+    assert {"r1r", "s1l"} <= labels
+    assert {x for x in labels if _is_core(x)} == {"lr", "lr-rev"}
+
+
+def test_listening_reads_tcp_listeners_and_udp_sockets_of_the_namespace(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the host's own /proc/self/net in place of a namespace's
+    monkeypatch.setattr(runner, "in_netns", lambda ns: contextlib.nullcontext())
+    with socket.socket() as lst, socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+        lst.bind(("127.0.0.1", 0))
+        lst.listen()
+        udp.bind(("127.0.0.1", 0))
+        tcp_port, udp_port = lst.getsockname()[1], udp.getsockname()[1]
+        # an established connection's ports are not listeners
+        with socket.create_connection(("127.0.0.1", tcp_port)) as conn:
+            acc, _ = lst.accept()
+            with acc:
+                got = runner._listening("x")
+                assert (conn.getsockname()[1], "bulk") not in got
+        assert (tcp_port, "bulk") in got
+        assert (udp_port, "cbr") in got
+        # iperf3 -s listens on TCP also for UDP tests
+        assert (tcp_port, "cbr") in got
+
+
+# ---------------------------------------------------------------------------
+# cli
+
+
+def test_show_prints_the_scenario_and_its_cases(capsys: pytest.CaptureFixture) -> None:
+    assert cli.main(["show", "weigle-ftp"]) == 0
+    out = capsys.readouterr().out
+    assert "weigle-ftp" in out and "parking-lot" in out and "92 pkts" in out
+    for c in load("weigle-ftp").cases():
+        assert f"  {c.id}\n" in out
+
+
+def test_show_json_is_the_resolved_scenario(capsys: pytest.CaptureFixture) -> None:
+    import json
+
+    assert cli.main(["show", "martin-minority", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["name"] == "martin-minority" and data["topology"]["queue_bdp"] == 1.0
+
+
+def test_list_lists_every_preset(capsys: pytest.CaptureFixture) -> None:
+    assert cli.main(["list"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [ln.split()[0] for ln in out] == PRESETS
+    for ln in out:
+        name, n = ln.split()[:2]
+        assert int(n) == len(load(name).cases())
+
+
+@pytest.fixture
+def no_vm(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that gets past its checks fails the test instead of starting a VM or traffic."""
+    def refuse(*a: Any, **kw: Any) -> int:
+        raise AssertionError("would have run")
+    monkeypatch.setattr(cli, "_reexec_in_vm", refuse)
+    monkeypatch.setattr(runner, "run_scenario", refuse)
+
+
+def test_run_of_a_missing_scenario_exits_2_with_a_message(
+        capsys: pytest.CaptureFixture, no_vm: None) -> None:
+    assert cli.main(["run", "nope"]) == 2
+    cap = capsys.readouterr()
+    assert "synctcp-testbed: no scenario 'nope'" in cap.err
+    assert "Traceback" not in cap.err and cap.out == ""
+
+
+def test_run_with_a_too_short_duration_exits_2(capsys: pytest.CaptureFixture, no_vm: None) -> None:
+    assert cli.main(["run", "weigle-ftp", "--duration", "0.5"]) == 2
+    assert "duration_s" in capsys.readouterr().err
+
+
+def test_run_of_an_unknown_queue_exits_2(capsys: pytest.CaptureFixture, no_vm: None) -> None:
+    assert cli.main(["run", "weigle-ftp", "--aqm", "codel"]) == 2
+    assert "'codel'" in capsys.readouterr().err
+
+
+def test_run_of_a_queue_the_scenario_cannot_build_exits_2(
+        capsys: pytest.CaptureFixture, no_vm: None) -> None:
+    # Adaptive RED's max_th at 50 Mbit/s is 31 packets: beyond a 20-packet queue
+    assert cli.main(["run", "gu-smallbuffer", "--aqm", "ared"]) == 2
+    assert "case etcp-ared-rate50: RED max threshold 31.25 exceeds" in capsys.readouterr().err
+
+
+def test_show_of_a_bad_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    p = tmp_path / "bad.toml"
+    p.write_text("name = \n")
+    assert cli.main(["show", str(p)]) == 2
+    assert str(p) in capsys.readouterr().err
+
+
+def test_can_run_here_inside_the_vm(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SYNCTCP_IN_VM", "1")
+    monkeypatch.setattr(cli.os, "geteuid", lambda: 1000)
+    assert cli.can_run_here() is None
+
+
+def test_can_run_here_needs_root_outside_the_vm(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SYNCTCP_IN_VM", raising=False)
+    monkeypatch.setattr(cli.os, "geteuid", lambda: 1000)
+    assert cli.can_run_here() == "not root"
+
+
+# ---------------------------------------------------------------------------
+# metrics
+
+
+def ramp(n: int, hz: float, t0: float, rate_mbit: float) -> List[Dict[str, float]]:
+    """Queue rising 0, 1, 2, ... packets; link sending at 80 %, a drop every 7th sample."""
+    out, sent_b, sent_p, drops = [], 0.0, 0.0, 0.0
+    per_b = rate_mbit * 1e6 / 8 * 0.8 / hz
+    for i in range(n):
+        out.append({"t": t0 + i / hz, "qlen_pkts": float(i), "backlog_bytes": 1500.0 * i,
+                    "drops": drops, "sent_pkts": sent_p, "sent_bytes": sent_b})
+        sent_b += per_b
+        sent_p += per_b / 1500
+        drops += 1 if i % 7 == 0 else 0
+    return out
+
+
+def test_queue_stats_of_a_ramp() -> None:
+    s = ramp(200, 50, 10.0, 20)
+    q = queue_stats(s, rate_mbit=20)
+    qlen = [x["qlen_pkts"] for x in s]
+    mean = sum(qlen) / len(qlen)
+    p95 = sorted(qlen)[math.ceil(0.95 * len(qlen)) - 1]
+    drops = s[-1]["drops"] - s[0]["drops"]
+    sent = int(s[-1]["sent_pkts"] - s[0]["sent_pkts"])
+    span = s[-1]["t"] - s[0]["t"]
+    util = (s[-1]["sent_bytes"] - s[0]["sent_bytes"]) * 8 / span / 20e6
+    assert q.samples == 200
+    assert q.mean_pkts == pytest.approx(mean) == pytest.approx(99.5)
+    assert q.p95_pkts == p95 == 189
+    assert q.max_pkts == 199
+    assert q.drops == drops and q.sent_pkts == sent
+    assert q.drop_pct == pytest.approx(100 * drops / (drops + sent))
+    assert q.utilization == pytest.approx(util) == pytest.approx(0.8)
+    assert q.sample_hz == pytest.approx(50)
+    assert q.mean_delay_ms == pytest.approx(mean * 1500 * 8 / 20e6 * 1e3)
+
+
+def test_queue_stats_excludes_samples_outside_start_and_end() -> None:
+    s = ramp(300, 100, 0.0, 10)
+    # spikes outside the interval that must not count
+    s[0]["qlen_pkts"] = s[-1]["qlen_pkts"] = 1e6
+    start, end = 1.0, 2.0
+    kept = [x for x in s if start <= x["t"] <= end]
+    q = queue_stats(s, rate_mbit=10, start_s=start, end_s=end)
+    assert q.samples == len(kept) == 101
+    assert q.mean_pkts == pytest.approx(sum(x["qlen_pkts"] for x in kept) / len(kept))
+    assert q.max_pkts == kept[-1]["qlen_pkts"] == 200
+    assert q.drops == kept[-1]["drops"] - kept[0]["drops"]
+    assert q.drops < s[-1]["drops"]
+    # the interval is closed at both ends
+    assert queue_stats(s, 10, start_s=kept[0]["t"], end_s=kept[-1]["t"]).samples == 101
