@@ -109,6 +109,7 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
     from .report import write_report, write_summary_csv
     from .runner import RunError, run_scenario
+    from .topology import TopologyError
 
     console = Console(stderr=True)
     t0 = time.monotonic()
@@ -119,7 +120,7 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     try:
         run_scenario(sc, out, ccs, aqms, command=["synctcp-testbed", *argv], log=log,
                      capture=args.capture)
-    except RunError as exc:
+    except (RunError, TopologyError) as exc:
         console.log(f"[red]failed:[/red] {exc}")
         return 1
     finally:

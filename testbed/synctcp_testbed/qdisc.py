@@ -153,6 +153,8 @@ class Egress:
             raise QdiscError("loss must be 0..100 %")
         if self.queue is not None:
             self.queue.validate()
+            if self.queue.kind.startswith(("red", "ared")):
+                self.queue.red_thresholds(self.rate_mbit or 10000.0)
 
     @property
     def has_netem(self) -> bool:

@@ -197,7 +197,9 @@ def pair_nodes(sc: Scenario) -> List[Tuple[str, str]]:
 def plan_case(case: Case, topo: Topology) -> Plan:
     """The flows of a case: who sends to whom, with which algorithm, on which ports."""
     sc, tr = case.scenario, case.scenario.traffic
-    plan = Plan()
+    plan = Plan(http_cc=case.cc)
+    if tr.cbr:
+        plan.cbr_kbit, plan.cbr_bytes = tr.cbr.rate_kbit, tr.cbr.pkt_bytes
     pairs = pair_nodes(sc)
     k = 0
 
@@ -324,10 +326,6 @@ class CaseRun:
                         Path("/proc/sys/net/ipv4/tcp_congestion_control").write_text(
                             case.cc if case.cc in available_ccs() else "cubic")
             plan = plan_case(case, topo)
-            plan.http_cc = case.cc
-            if sc.traffic.cbr:
-                plan.cbr_kbit = sc.traffic.cbr.rate_kbit
-                plan.cbr_bytes = sc.traffic.cbr.pkt_bytes
             try:
                 t0 = self._traffic(topo, plan)
             finally:

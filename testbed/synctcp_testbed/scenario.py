@@ -154,6 +154,11 @@ class Scenario:
             t.queue_pkts = 100
         if not 576 <= t.mtu <= 9000:
             raise ScenarioError("topology.mtu must be 576..9000 bytes")
+        core = t.link_delay_ms * {"dumbbell": 1, "parking-lot": t.routers - 1,
+                                  "chain": t.hops}[t.kind]
+        if min(t.rtts_ms) < 2 * core:
+            raise ScenarioError(f"topology.rtts_ms: {min(t.rtts_ms):g} ms is below the core's own "
+                                f"RTT of {2 * core:g} ms")
         if not self.cc:
             raise ScenarioError("cc: at least one algorithm")
         for a in self.aqm:
