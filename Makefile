@@ -5,6 +5,8 @@
 #   make demo       the modules against reno/cubic on emulated bottlenecks (VM or native);
 #                   DEMO_ARGS="--cc reno,cubic,sync --no-small-buffer" for a shorter one
 #   make test       unit tests, Python tests and kernel tests in a VM
+#   make bench      weigle-ftp and gu-smallbuffer, figures and ratios to Reno/CUBIC;
+#                   BENCH_ARGS="--only gu-smallbuffer --duration 10" for a part
 #   make load       insmod the modules on this host (root; needs module support)
 #   make install    install the modules for modprobe (modules_install + depmod)
 #   make setup      install what the above need (Debian 12, idempotent)
@@ -14,6 +16,7 @@ PYTHON ?= python3
 VMRUN := scripts/vmrun
 RESULTS ?= results
 DEMO_ARGS ?=
+BENCH_ARGS ?=
 MODULES := $(patsubst kmod/%.o,%,$(filter %.o,$(shell sed -n 's/^obj-m += //p' kmod/Kbuild)))
 
 all: modules
@@ -51,6 +54,11 @@ test: setup
 	$(MAKE) -s modules unit pytest-unit kernel-test && \
 	echo "make test: all passed in $$(( $$(date +%s) - start )) s"
 
+bench: setup modules
+	@start=$$(date +%s); \
+	$(PYTHON) -m synctcp_testbed.bench --out $(RESULTS)/bench $(BENCH_ARGS) && \
+	echo "make bench: done in $$(( $$(date +%s) - start )) s; see $(RESULTS)/bench/"
+
 demo: setup modules
 	@start=$$(date +%s); \
 	$(VMRUN) $(PYTHON) -m synctcp_testbed.demo --out $(RESULTS)/demo $(DEMO_ARGS) && \
@@ -63,7 +71,7 @@ clean:
 	$(MAKE) -C kmod clean
 	$(MAKE) -C kmod/tests clean
 
-.PHONY: all setup modules install load unload unit pytest-unit kernel-test test demo checkpatch clean
+.PHONY: bench all setup modules install load unload unit pytest-unit kernel-test test demo checkpatch clean
 
 # DKMS (docs/dkms.md): rebuild the modules for every new kernel.
 #   make dkms-install [KVER=release]   stage /usr/src/synctcp-VERSION, dkms add/build/install

@@ -83,6 +83,9 @@ def _reexec_in_vm(argv: Sequence[str], why: str) -> int:
     print(f"synctcp-testbed: {why}: running in the VM (scripts/vmrun)", file=sys.stderr)
     if subprocess.run(["make", "-s", "-C", str(REPO), "modules"]).returncode != 0:
         return 2
+    from .native import qsampler_path
+
+    qsampler_path()     # compiled here, where the compiler is fast
     cmd = [str(vmrun), sys.executable, "-m", "synctcp_testbed.cli", *argv]
     return subprocess.run(cmd, cwd=str(REPO)).returncode
 
@@ -101,18 +104,25 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     cases = sc.cases(ccs, aqms)
     if not cases:
         raise ScenarioError("no case to run")
+    out = Path(args.out or RESULTS / f"{sc.name}-{time.strftime('%Y%m%d-%H%M%S')}").absolute()
+    t0 = time.monotonic()
     why = can_run_here()
     if why:
-        return _reexec_in_vm(argv, why)
-    out = Path(args.out or RESULTS / f"{sc.name}-{time.strftime('%Y%m%d-%H%M%S')}")
+        # the VM runs the cases; plots and the report are drawn here, where
+        # matplotlib is not emulated
+        inner = [a for a in argv if a != "--no-report"]
+        if args.out is None:
+            inner += ["--out", str(out)]
+        rc = _reexec_in_vm([*inner, "--no-report"], why)
+        if (out / "summary.json").exists():
+            _finish(out, args.no_report, t0)
+        return rc
     from rich.console import Console
 
-    from .report import write_report, write_summary_csv
     from .runner import RunError, run_scenario
     from .topology import TopologyError
 
     console = Console(stderr=True)
-    t0 = time.monotonic()
 
     def log(msg: str) -> None:
         console.log(msg)
@@ -124,13 +134,25 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         console.log(f"[red]failed:[/red] {exc}")
         return 1
     finally:
-        if (out / "summary.json").exists():
+        if (out / "summary.json").exists() and os.environ.get("SYNCTCP_IN_VM") == "1" \
+                and args.no_report:
+            from .report import write_summary_csv
             write_summary_csv(out)
-            if not args.no_report:
-                write_report(out)
-    print_summary(out)
-    print(f"{out}/report.html  ({time.monotonic() - t0:.0f} s)")
+    if not (os.environ.get("SYNCTCP_IN_VM") == "1" and args.no_report):
+        _finish(out, args.no_report, t0)
     return 0
+
+
+def _finish(out: Path, no_report: bool, t0: float) -> None:
+    """summary.csv, plots and report.html of a run directory, and its table."""
+    from .report import write_report, write_summary_csv
+
+    write_summary_csv(out)
+    if not no_report:
+        write_report(out)
+    print_summary(out)
+    if not no_report:
+        print(f"{out}/report.html  ({time.monotonic() - t0:.0f} s)")
 
 
 def print_summary(rundir: Path) -> None:

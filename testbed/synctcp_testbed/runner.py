@@ -263,30 +263,52 @@ def servers_script(plan: Plan, topo: Topology, case_dir: Path, duration: float) 
     return "\n".join(lines + ["wait"]) + "\n"
 
 
+#: bulk clients run this long past the measured interval, so that every flow
+#: is still active at its end even though their starts spread by seconds
+TAIL_S = 5.0
+
+
 def clients_script(plan: Plan, topo: Topology, case_dir: Path, duration: float, seed: int,
                    rate_mbit: float) -> str:
+    """Every client, held at a start barrier.
+
+    Each client announces itself in ``.launched`` and blocks opening the
+    FIFO ``.go``; the runner releases them all at once (open + close of the
+    FIFO), so that process start-up (seconds for 40 clients under
+    emulation) does not spread the flows' starts.
+    """
     py = os.environ.get("SYNCTCP_PYTHON", sys.executable)
+    launched, go = shlex.quote(str(case_dir / ".launched")), shlex.quote(str(case_dir / ".go"))
     lines = []
+
+    def held(cmd: str, out: Path, err: Optional[Path], delay: float = 0.0) -> str:
+        sleep = f"sleep {delay:g}; " if delay else ""
+        dest = f"> {shlex.quote(str(out))} " + (f"2> {shlex.quote(str(err))}" if err else "2>&1")
+        return f"( echo >> {launched}; read _ < {go}; {sleep}exec {cmd} {dest} ) &"
+
     for f in plan.flows:
-        secs = max(1, int(round(duration - f.start_s)))
+        secs = max(1, int(round(duration - f.start_s + TAIL_S)))
         if f.kind == "cbr":
             args = ["iperf3", "-c", f.dst_addr, "-p", f.port, "-u", "-b", f"{plan.cbr_kbit:g}k",
                     "-l", plan.cbr_bytes, "-t", secs, "-J", "--cport", f.cport]
         else:
             args = ["iperf3", "-c", f.dst_addr, "-p", f.port, "-C", f.cc, "-t", secs, "-J",
                     "--cport", f.cport]
-        sleep = f"sleep {f.start_s:g}; " if f.start_s else ""
-        lines.append(f"( {sleep}ip netns exec {topo.ns(f.src)} {_q(args)} "
-                     f"> {shlex.quote(str(case_dir / f'cli-{f.id}.json'))} 2>&1 ) &")
+        lines.append(held(f"ip netns exec {topo.ns(f.src)} {_q(args)}",
+                          case_dir / f"cli-{f.id}.json", None, f.start_s))
     for i, h in enumerate(plan.http):
         args = [py, "-m", "synctcp_testbed.http", "client", "--server", f"{h.server_addr}:{HTTP_PORT}",
                 "--load-pct", f"{h.load_pct:g}", "--capacity-mbit", f"{rate_mbit:g}",
-                "--seconds", f"{duration:g}", "--seed", seed * 1000 + i, "--group", h.client,
-                "--out", case_dir / f"http-{h.client}.csv", "--cc", plan.http_cc]
-        lines.append(f"ip netns exec {topo.ns(h.client)} {_q(args)} "
-                     f"> {shlex.quote(str(case_dir / f'httpc-{h.client}.json'))} "
-                     f"2> {shlex.quote(str(case_dir / f'httpc-{h.client}.log'))} &")
+                "--seconds", f"{duration + TAIL_S:g}", "--seed", seed * 1000 + i,
+                "--group", h.client, "--out", case_dir / f"http-{h.client}.csv",
+                "--cc", plan.http_cc]
+        lines.append(held(f"ip netns exec {topo.ns(h.client)} {_q(args)}",
+                          case_dir / f"httpc-{h.client}.json", case_dir / f"httpc-{h.client}.log"))
     return "\n".join(lines + ["wait"]) + "\n"
+
+
+def client_count(plan: Plan) -> int:
+    return len(plan.flows) + len(plan.http)
 
 
 # ---------------------------------------------------------------------------
@@ -306,6 +328,7 @@ class CaseRun:
         in_vm = os.environ.get("SYNCTCP_IN_VM") == "1"
         self.diag_hz = diag_hz or (2.0 if in_vm else 10.0)
         self.procs: List[subprocess.Popen] = []
+        self.diag: Optional[subprocess.Popen] = None
 
     def run(self) -> Dict[str, Any]:
         sc, case = self.case.scenario, self.case
@@ -313,24 +336,47 @@ class CaseRun:
         for cc in {case.cc, sc.traffic.minority_of, sc.traffic.rev_cc} - {"", "udp"}:
             ensure_cc(cc)
         topo = build_topology(case, self.prefix)
+        # the diag sampler imports for seconds under emulation: let it do so
+        # while the namespaces are built
+        self._start_diag()
         t_build = time.monotonic()
-        with topo:
-            self.log(f"{case.id}: topology of {len(topo.nodes)} namespaces built in "
-                     f"{time.monotonic() - t_build:.1f} s")
-            (self.dir / "topology.sh").write_text(topo.script)
-            (self.dir / "qdiscs.json").write_text(json.dumps(
-                {n: topo.qdiscs(n) for n in topo.nodes if topo.nodes[n].router}, indent=1))
-            for node in topo.nodes.values():
-                if not node.router:
-                    with in_netns(topo.ns(node.name)):
-                        Path("/proc/sys/net/ipv4/tcp_congestion_control").write_text(
-                            case.cc if case.cc in available_ccs() else "cubic")
-            plan = plan_case(case, topo)
-            try:
-                t0 = self._traffic(topo, plan)
-            finally:
-                self._stop_all()
-            return self._collect(topo, plan, t0)
+        try:
+            with topo:
+                self.log(f"{case.id}: topology of {len(topo.nodes)} namespaces built in "
+                         f"{time.monotonic() - t_build:.1f} s")
+                (self.dir / "topology.sh").write_text(topo.script)
+                for node in topo.nodes.values():
+                    if not node.router:
+                        with in_netns(topo.ns(node.name)):
+                            Path("/proc/sys/net/ipv4/tcp_congestion_control").write_text(
+                                case.cc if case.cc in available_ccs() else "cubic")
+                plan = plan_case(case, topo)
+                try:
+                    t0 = self._traffic(topo, plan)
+                finally:
+                    self._stop_all()
+                self._save_qdiscs(topo)
+                return self._collect(topo, plan, t0)
+        finally:
+            self._stop_all()
+
+    def _save_qdiscs(self, topo: Topology) -> None:
+        """Every router's qdiscs with their final counters (``tc -s -j``) to qdiscs.json."""
+        routers = [n for n in topo.nodes if topo.nodes[n].router]
+        script = "".join(f"echo '#{n}'; tc -n {topo.ns(n)} -s -j qdisc show; echo\n"
+                         for n in routers)
+        out = subprocess.run(["sh", "-c", script], capture_output=True, text=True).stdout
+        result: Dict[str, Any] = {}
+        node = None
+        for line in out.splitlines():
+            if line.startswith("#"):
+                node = line[1:]
+            elif line.strip() and node:
+                try:
+                    result[node] = json.loads(line)
+                except json.JSONDecodeError:
+                    result[node] = line
+        (self.dir / "qdiscs.json").write_text(json.dumps(result, indent=1))
 
     # -- processes -------------------------------------------------------------
     def _spawn(self, script: str, name: str) -> subprocess.Popen:
@@ -339,6 +385,18 @@ class CaseRun:
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.procs.append(proc)
         return proc
+
+    def _start_diag(self) -> None:
+        py = os.environ.get("SYNCTCP_PYTHON", sys.executable)
+        dur = self.case.scenario.duration_s
+        ready = open(self.dir / ".ready-diag", "w")
+        self.diag = subprocess.Popen(
+            [py, "-m", "synctcp_testbed.sampler", "--diag-stdin", "--hz", str(self.diag_hz),
+             "--max-seconds", str(dur + 600)],
+            stdin=subprocess.PIPE, stdout=ready, stderr=subprocess.PIPE, text=True,
+            start_new_session=True)
+        ready.close()
+        self.procs.append(self.diag)
 
     def _stop_all(self) -> None:
         for proc in reversed(self.procs):
@@ -376,30 +434,55 @@ class CaseRun:
             lines.append(f"{_q([qs, '-n', ns, '-i', dev, '-p', parent, '-r', self.queue_hz, '-d', dur + 600, '-o', self.dir / f'queue-{label}.csv'])}"
                          f" > {shlex.quote(str(self.dir / f'.ready-q-{label}'))} &")
         senders = sorted({f.src for f in plan.flows if f.kind == "bulk"} | {h.server for h in plan.http})
-        py = os.environ.get("SYNCTCP_PYTHON", sys.executable)
-        if senders:
-            diag = [py, "-m", "synctcp_testbed.sampler", "--hz", self.diag_hz,
-                    "--max-seconds", dur + 600]
-            for n in senders:
-                diag += ["--diag", f"{topo.ns(n)}:*:{self.dir / f'tcp-{n}.jsonl'}"]
-            lines.append(f"{_q(diag)} > {shlex.quote(str(self.dir / '.ready-diag'))} &")
+        assert self.diag.stdin is not None
+        self.diag.stdin.write(" ".join(f"{topo.ns(n)}:*:{self.dir / f'tcp-{n}.jsonl'}"
+                                       for n in senders) + "\n")
+        self.diag.stdin.close()
         if self.capture and plan.flows:
             lines.append(self._capture_cmd(topo, plan.flows[0]))
         self._spawn("\n".join(lines + ["wait"]) + "\n", "samplers.sh")
-        self._spawn(servers_script(plan, topo, self.dir, dur), "servers.sh")
+        servers = self._spawn(servers_script(plan, topo, self.dir, dur), "servers.sh")
         self._wait_ready([self.dir / f".ready-q-{p[0]}" for p in self._measured(topo)]
                          + ([self.dir / ".ready-diag"] if senders else []))
         self._wait_listening(topo, plan)
         self.log(f"{self.case.id}: {len(plan.flows)} flows"
                  f"{f', HTTP on {len(plan.http)} pairs' if plan.http else ''}, {dur:g} s")
-        t0 = time.monotonic()
+        for name in (".launched", ".go"):
+            (self.dir / name).unlink(missing_ok=True)
+        os.mkfifo(self.dir / ".go")
         clients = self._spawn(clients_script(plan, topo, self.dir, dur, sc.seed,
                                              sc.topology.rate_mbit), "traffic.sh")
+        t0 = self._release(clients, client_count(plan))
         try:
             clients.wait(timeout=dur + 180)
         except subprocess.TimeoutExpired:
             raise RunError(f"{self.case.id}: traffic did not finish within {dur + 180:g} s")
+        if not plan.http:
+            # one-off iperf3 servers exit by themselves once they wrote their
+            # report (seconds after their client on long-RTT paths)
+            try:
+                servers.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                pass
         return t0
+
+    def _release(self, clients: subprocess.Popen, n: int, timeout: float = 300) -> float:
+        """Wait until all ``n`` clients wait at the barrier, release them; the start time."""
+        launched = self.dir / ".launched"
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            have = launched.read_text().count("\n") if launched.exists() else 0
+            if have >= n:
+                break
+            if clients.poll() is not None:
+                raise RunError(f"{self.case.id}: the clients' script ended before they started")
+            time.sleep(0.1)
+        else:
+            raise RunError(f"{self.case.id}: only {have} of {n} clients started in {timeout:g} s")
+        fd = os.open(self.dir / ".go", os.O_WRONLY)
+        time.sleep(0.5)     # a client between its echo and its open still gets through
+        os.close(fd)
+        return time.monotonic()
 
     def _capture_cmd(self, topo: Topology, flow: Flow) -> str:
         """tcpdump of ``flow``'s headers at its sender (for ``synctcp trace/correlate``)."""
@@ -414,9 +497,10 @@ class CaseRun:
         while pending and time.monotonic() < deadline:
             pending = [f for f in pending if not (f.exists() and "ready" in f.read_text())]
             if pending:
-                if self.procs and self.procs[0].poll() is not None:
-                    err = self.procs[0].stderr.read() if self.procs[0].stderr else ""
-                    raise RunError(f"a sampler failed: {err.strip()}")
+                for proc in self.procs[:2]:
+                    if proc.poll():
+                        err = proc.stderr.read() if proc.stderr else ""
+                        raise RunError(f"a sampler failed: {err.strip()}")
                 time.sleep(0.2)
         if pending:
             raise RunError(f"samplers not ready after {timeout:g} s: {[f.name for f in pending]}")
@@ -453,9 +537,9 @@ class CaseRun:
             offered = q.sent_pkts + q.drops
             bottlenecks.append({"link": label, "rate_mbit": rate, **asdict(q), "marks": marks,
                                 "mark_pct": 100.0 * marks / offered if offered else 0.0})
-        flows = [self._flow_result(f, sc.warmup_s) for f in plan.flows]
+        flows = [self._flow_result(f, sc.warmup_s, sc.duration_s) for f in plan.flows]
         (self.dir / "flows.json").write_text(json.dumps(flows, indent=1))
-        http = self._http_result(plan)
+        http = self._http_result(plan, t_start, t_end)
         fwd = [f for f in flows if f["group"] in ("fwd", "minority")]
         return {
             "id": self.case.id, "cc": self.case.cc, "aqm": self.case.aqm, "point": self.case.point,
@@ -469,7 +553,7 @@ class CaseRun:
             "platform_ceiling_mbit": None,
         }
 
-    def _flow_result(self, f: Flow, warmup: float) -> Dict[str, Any]:
+    def _flow_result(self, f: Flow, warmup: float, duration: float) -> Dict[str, Any]:
         srv = _load_json(self.dir / f"srv-{f.id}.json")
         cli = _load_json(self.dir / f"cli-{f.id}.json")
         for rep, who in ((cli, "client"), (srv, "server")):
@@ -481,9 +565,9 @@ class CaseRun:
         if f.kind == "bulk" and used and used != f.cc:
             raise RunError(f"{self.case.id}: flow {f.id} ran {used}, not {f.cc}")
         # receiver-side bytes of the intervals after the warm-up
-        start = warmup - f.start_s
+        start, end = warmup - f.start_s, duration - f.start_s
         ivals = [iv["sum"] for iv in srv.get("intervals", [])]
-        kept = [iv for iv in ivals if iv["start"] >= start - 1e-6]
+        kept = [iv for iv in ivals if iv["start"] >= start - 1e-6 and iv["end"] <= end + 0.5]
         nbytes = sum(iv["bytes"] for iv in kept)
         secs = sum(iv["end"] - iv["start"] for iv in kept)
         streams = cli.get("end", {}).get("streams", [{}])
@@ -496,7 +580,8 @@ class CaseRun:
                 "goodput_mbit": nbytes * 8 / secs / 1e6 if secs > 0 else 0.0,
                 "retransmits": retrans, "udp_lost_pct": lost}
 
-    def _http_result(self, plan: Plan) -> Optional[Dict[str, Any]]:
+    def _http_result(self, plan: Plan, t_start: float, t_end: float) -> Optional[Dict[str, Any]]:
+        """HTTP metrics of the responses that started in the measured interval."""
         if not plan.http:
             return None
         from .http import http_metrics, read_http_csv
@@ -505,7 +590,7 @@ class CaseRun:
         for h in plan.http:
             path = self.dir / f"http-{h.client}.csv"
             if path.exists():
-                rows += read_http_csv(path)
+                rows += [r for r in read_http_csv(path) if t_start <= r.t_start <= t_end]
         with open(self.dir / "http.csv", "w") as out:
             from .http import CSV_FIELDS
             out.write(",".join(CSV_FIELDS) + "\n")

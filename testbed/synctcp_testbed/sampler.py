@@ -100,6 +100,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     what.add_argument("--diag", metavar="NS:CC[,CC][:FILE]", action="append",
                       help="poll sockets of these algorithms (all: '*') in NS, into FILE "
                            "(default --out); repeat for several namespaces")
+    what.add_argument("--diag-stdin", action="store_true",
+                      help="import everything first, then read the --diag specs from one line "
+                           "of stdin (space-separated): lets a runner start the sampler while "
+                           "it builds the namespaces")
     ap.add_argument("--hz", type=float, default=100.0, help="samples per second")
     ap.add_argument("--max-seconds", type=float, default=3600.0)
     ap.add_argument("--out", help="CSV (--qdisc) or JSON lines (--diag)")
@@ -136,6 +140,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         from synctcp.diag import list_sockets, open_diag_socket
 
         polls: List[Tuple[Any, Optional[List[str]], Any]] = []
+        if args.diag_stdin:
+            print("loaded", flush=True)
+            args.diag = sys.stdin.readline().split()
+            if not args.diag:
+                return 0
         for spec in args.diag:
             ns, cc_list, path = (spec.split(":", 2) + [""])[:3]
             path = path or args.out

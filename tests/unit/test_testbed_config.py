@@ -558,9 +558,17 @@ def parse_script(script: str) -> List[Dict[str, Any]]:
         if w[0] == "(":
             assert w[-2:] == [")", "&"]
             w = w[1:-2]
+            # the start barrier: announce, then block on the FIFO
+            if w[0] == "echo":
+                assert w[1] == ">>" and w[2].endswith(".launched;"), ln
+                assert w[3:5] == ["read", "_"] and w[5] == "<" and w[6].endswith(".go;"), ln
+                rec["barrier"] = True
+                w = w[7:]
             if w[0] == "sleep":
                 rec["sleep"] = float(w[1].rstrip(";"))
                 w = w[2:]
+            if w[0] == "exec":
+                w = w[1:]
         else:
             w = w[:-1]
         assert w[:3] == ["ip", "netns", "exec"], ln
@@ -600,8 +608,10 @@ def test_clients_script_starts_one_iperf3_client_per_flow(name: str, tmp_path: P
         assert arg(a, "-c") == f.dst_addr == topo.addr(f.dst)
         assert arg(a, "-p") == str(f.port)
         assert arg(a, "--cport") == str(f.cport)
-        assert arg(a, "-t") == str(max(1, round(dur - f.start_s)))
+        # every bulk client outlasts the measured interval by TAIL_S
+        assert arg(a, "-t") == str(max(1, round(dur - f.start_s + runner.TAIL_S)))
         assert c["sleep"] == f.start_s
+        assert c.get("barrier"), "clients wait at the start barrier"
         assert c["stdout"] == str(tmp_path / f"cli-{f.id}.json")
         if f.kind == "cbr":
             assert "-u" in a and "-C" not in a
