@@ -23,9 +23,11 @@ import math
 import os
 import platform
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -269,22 +271,28 @@ TAIL_S = 5.0
 
 
 def clients_script(plan: Plan, topo: Topology, case_dir: Path, duration: float, seed: int,
-                   rate_mbit: float) -> str:
+                   rate_mbit: float, barrier_dir: Optional[Path] = None) -> str:
     """Every client, held at a start barrier.
 
     Each client announces itself in ``.launched`` and blocks opening the
     FIFO ``.go``; the runner releases them all at once (open + close of the
     FIFO), so that process start-up (seconds for 40 clients under
-    emulation) does not spread the flows' starts.
+    emulation) does not spread the flows' starts.  The FIFO lives in
+    ``barrier_dir`` (default ``case_dir``): 9p, the VM's view of the host
+    filesystem, has no FIFOs.
     """
     py = os.environ.get("SYNCTCP_PYTHON", sys.executable)
-    launched, go = shlex.quote(str(case_dir / ".launched")), shlex.quote(str(case_dir / ".go"))
+    bdir = barrier_dir or case_dir
+    launched, go = shlex.quote(str(bdir / ".launched")), shlex.quote(str(bdir / ".go"))
     lines = []
 
-    def held(cmd: str, out: Path, err: Optional[Path], delay: float = 0.0) -> str:
+    def held(ns: str, argv: Sequence[Any], out: Path, err: Optional[Path],
+             delay: float = 0.0) -> str:
+        # enter the namespace before the barrier: only exec is left after it
         sleep = f"sleep {delay:g}; " if delay else ""
         dest = f"> {shlex.quote(str(out))} " + (f"2> {shlex.quote(str(err))}" if err else "2>&1")
-        return f"( echo >> {launched}; read _ < {go}; {sleep}exec {cmd} {dest} ) &"
+        inner = f"echo >> {launched}; read _ < {go}; {sleep}exec {_q(argv)} {dest}"
+        return f"ip netns exec {ns} sh -c {shlex.quote(inner)} &"
 
     for f in plan.flows:
         secs = max(1, int(round(duration - f.start_s + TAIL_S)))
@@ -294,16 +302,15 @@ def clients_script(plan: Plan, topo: Topology, case_dir: Path, duration: float, 
         else:
             args = ["iperf3", "-c", f.dst_addr, "-p", f.port, "-C", f.cc, "-t", secs, "-J",
                     "--cport", f.cport]
-        lines.append(held(f"ip netns exec {topo.ns(f.src)} {_q(args)}",
-                          case_dir / f"cli-{f.id}.json", None, f.start_s))
+        lines.append(held(topo.ns(f.src), args, case_dir / f"cli-{f.id}.json", None, f.start_s))
     for i, h in enumerate(plan.http):
         args = [py, "-m", "synctcp_testbed.http", "client", "--server", f"{h.server_addr}:{HTTP_PORT}",
                 "--load-pct", f"{h.load_pct:g}", "--capacity-mbit", f"{rate_mbit:g}",
                 "--seconds", f"{duration + TAIL_S:g}", "--seed", seed * 1000 + i,
                 "--group", h.client, "--out", case_dir / f"http-{h.client}.csv",
                 "--cc", plan.http_cc]
-        lines.append(held(f"ip netns exec {topo.ns(h.client)} {_q(args)}",
-                          case_dir / f"httpc-{h.client}.json", case_dir / f"httpc-{h.client}.log"))
+        lines.append(held(topo.ns(h.client), args, case_dir / f"httpc-{h.client}.json",
+                          case_dir / f"httpc-{h.client}.log"))
     return "\n".join(lines + ["wait"]) + "\n"
 
 
@@ -329,6 +336,8 @@ class CaseRun:
         self.diag_hz = diag_hz or (2.0 if in_vm else 10.0)
         self.procs: List[subprocess.Popen] = []
         self.diag: Optional[subprocess.Popen] = None
+        self.barrier = Path("/nonexistent")
+        self.wall0 = time.time()
 
     def run(self) -> Dict[str, Any]:
         sc, case = self.case.scenario, self.case
@@ -447,12 +456,14 @@ class CaseRun:
         self._wait_listening(topo, plan)
         self.log(f"{self.case.id}: {len(plan.flows)} flows"
                  f"{f', HTTP on {len(plan.http)} pairs' if plan.http else ''}, {dur:g} s")
-        for name in (".launched", ".go"):
-            (self.dir / name).unlink(missing_ok=True)
-        os.mkfifo(self.dir / ".go")
+        self.barrier = Path(tempfile.mkdtemp(prefix="synctcp-barrier-"))
+        os.mkfifo(self.barrier / ".go")
         clients = self._spawn(clients_script(plan, topo, self.dir, dur, sc.seed,
-                                             sc.topology.rate_mbit), "traffic.sh")
-        t0 = self._release(clients, client_count(plan))
+                                             sc.topology.rate_mbit, self.barrier), "traffic.sh")
+        try:
+            t0 = self._release(clients, client_count(plan))
+        finally:
+            shutil.rmtree(self.barrier, ignore_errors=True)
         try:
             clients.wait(timeout=dur + 180)
         except subprocess.TimeoutExpired:
@@ -468,7 +479,7 @@ class CaseRun:
 
     def _release(self, clients: subprocess.Popen, n: int, timeout: float = 300) -> float:
         """Wait until all ``n`` clients wait at the barrier, release them; the start time."""
-        launched = self.dir / ".launched"
+        launched = self.barrier / ".launched"
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             have = launched.read_text().count("\n") if launched.exists() else 0
@@ -479,9 +490,10 @@ class CaseRun:
             time.sleep(0.1)
         else:
             raise RunError(f"{self.case.id}: only {have} of {n} clients started in {timeout:g} s")
-        fd = os.open(self.dir / ".go", os.O_WRONLY)
+        fd = os.open(self.barrier / ".go", os.O_WRONLY)
         time.sleep(0.5)     # a client between its echo and its open still gets through
         os.close(fd)
+        self.wall0 = time.time()
         return time.monotonic()
 
     def _capture_cmd(self, topo: Topology, flow: Flow) -> str:
@@ -521,9 +533,42 @@ class CaseRun:
         raise RunError(f"servers not listening after {timeout:g} s: {missing[:5]}")
 
     # -- results ----------------------------------------------------------------
+    def _window(self, plan: Plan, t0: float) -> Tuple[float, float, Dict[str, float]]:
+        """The measured interval, from when the flows really started.
+
+        Clients start seconds after their release under emulation (process
+        start-up), so the interval begins ``warmup`` after the last flow
+        started (iperf3's start timestamp, 1 s resolution, rounded up) and
+        lasts ``duration - warmup``, cut short before the first flow ends.
+        Returns (t_start, t_end, start of each flow), CLOCK_MONOTONIC.
+        """
+        sc = self.case.scenario
+        starts: Dict[str, float] = {}
+        ends = []
+        for f in plan.flows:
+            cli = _load_json(self.dir / f"cli-{f.id}.json") or {}
+            wall = cli.get("start", {}).get("timestamp", {}).get("timesecs")
+            secs = cli.get("start", {}).get("test_start", {}).get("duration")
+            if isinstance(wall, (int, float)):
+                starts[f.id] = t0 + (wall - self.wall0)
+                if isinstance(secs, (int, float)):
+                    ends.append(starts[f.id] + secs)
+        t_last = max(starts.values(), default=t0 - 1.0) + 1.0
+        t_start = max(t0, t_last) + sc.warmup_s
+        t_end = t_start + (sc.duration_s - sc.warmup_s)
+        if ends:
+            t_end = min(t_end, min(ends) - 0.5)
+        if t_end - t_start < 0.5 * (sc.duration_s - sc.warmup_s):
+            self.log(f"{self.case.id}: [yellow]flows started {t_last - t0:.0f} s after their "
+                     f"release: measured only {t_end - t_start:.1f} s[/yellow]")
+        if t_end <= t_start:
+            raise RunError(f"{self.case.id}: no measured interval left (flows started "
+                           f"{t_last - t0:.0f} s late; raise duration_s)")
+        return t_start, t_end, starts
+
     def _collect(self, topo: Topology, plan: Plan, t0: float) -> Dict[str, Any]:
         sc = self.case.scenario
-        t_start, t_end = t0 + sc.warmup_s, t0 + sc.duration_s
+        t_start, t_end, starts = self._window(plan, t0)
         bottlenecks = []
         rate = sc.topology.rate_mbit
         for label, _, _, _ in self._measured(topo):
@@ -537,7 +582,8 @@ class CaseRun:
             offered = q.sent_pkts + q.drops
             bottlenecks.append({"link": label, "rate_mbit": rate, **asdict(q), "marks": marks,
                                 "mark_pct": 100.0 * marks / offered if offered else 0.0})
-        flows = [self._flow_result(f, sc.warmup_s, sc.duration_s) for f in plan.flows]
+        flows = [self._flow_result(f, t_start - starts.get(f.id, t0 + f.start_s),
+                                   t_end - starts.get(f.id, t0 + f.start_s)) for f in plan.flows]
         (self.dir / "flows.json").write_text(json.dumps(flows, indent=1))
         http = self._http_result(plan, t_start, t_end)
         fwd = [f for f in flows if f["group"] in ("fwd", "minority")]
@@ -553,7 +599,8 @@ class CaseRun:
             "platform_ceiling_mbit": None,
         }
 
-    def _flow_result(self, f: Flow, warmup: float, duration: float) -> Dict[str, Any]:
+    def _flow_result(self, f: Flow, start: float, end: float) -> Dict[str, Any]:
+        """A flow's figures over [start, end] s of its own time (0 = its start)."""
         srv = _load_json(self.dir / f"srv-{f.id}.json")
         cli = _load_json(self.dir / f"cli-{f.id}.json")
         for rep, who in ((cli, "client"), (srv, "server")):
@@ -564,8 +611,7 @@ class CaseRun:
         used = cli.get("end", {}).get("sender_tcp_congestion")
         if f.kind == "bulk" and used and used != f.cc:
             raise RunError(f"{self.case.id}: flow {f.id} ran {used}, not {f.cc}")
-        # receiver-side bytes of the intervals after the warm-up
-        start, end = warmup - f.start_s, duration - f.start_s
+        # receiver-side bytes of the 1 s intervals inside the measured interval
         ivals = [iv["sum"] for iv in srv.get("intervals", [])]
         kept = [iv for iv in ivals if iv["start"] >= start - 1e-6 and iv["end"] <= end + 0.5]
         nbytes = sum(iv["bytes"] for iv in kept)

@@ -555,22 +555,20 @@ def parse_script(script: str) -> List[Dict[str, Any]]:
         assert ln.endswith(" &"), ln
         w = shlex.split(ln)
         rec: Dict[str, Any] = {"sleep": 0.0}
-        if w[0] == "(":
-            assert w[-2:] == [")", "&"]
-            w = w[1:-2]
-            # the start barrier: announce, then block on the FIFO
-            if w[0] == "echo":
-                assert w[1] == ">>" and w[2].endswith(".launched;"), ln
-                assert w[3:5] == ["read", "_"] and w[5] == "<" and w[6].endswith(".go;"), ln
-                rec["barrier"] = True
-                w = w[7:]
-            if w[0] == "sleep":
-                rec["sleep"] = float(w[1].rstrip(";"))
-                w = w[2:]
-            if w[0] == "exec":
-                w = w[1:]
-        else:
-            w = w[:-1]
+        w = w[:-1]
+        if w[:3] == ["ip", "netns", "exec"] and w[4:6] == ["sh", "-c"]:
+            # a client held at the start barrier: in the namespace, announce,
+            # block on the FIFO, then exec the client
+            ns, inner = w[3], shlex.split(w[6])
+            assert inner[:3] == ["echo", ">>", inner[2]] and inner[2].endswith(".launched;"), ln
+            assert inner[3:6] == ["read", "_", "<"] and inner[6].endswith(".go;"), ln
+            rec["barrier"] = True
+            inner = inner[7:]
+            if inner[0] == "sleep":
+                rec["sleep"] = float(inner[1].rstrip(";"))
+                inner = inner[2:]
+            assert inner[0] == "exec", ln
+            w = ["ip", "netns", "exec", ns] + inner[1:]
         assert w[:3] == ["ip", "netns", "exec"], ln
         rec["ns"] = w[3]
         cut = w.index(">")
