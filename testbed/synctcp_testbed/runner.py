@@ -267,7 +267,7 @@ def servers_script(plan: Plan, topo: Topology, case_dir: Path, duration: float) 
 
 #: bulk clients run this long past the measured interval, so that every flow
 #: is still active at its end even though their starts spread by seconds
-TAIL_S = 5.0
+TAIL_S = 10.0
 
 
 def clients_script(plan: Plan, topo: Topology, case_dir: Path, duration: float, seed: int,
