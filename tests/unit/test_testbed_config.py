@@ -264,7 +264,7 @@ def test_a_ceiling_case_has_a_queue_of_at_least_4_bdp(name: str) -> None:
             assert c.queue_limit >= c.scenario.queue_pkts()
             topo = build_topology(c)
             assert topo.links[0].a_egress.queue.limit_pkts == c.queue_limit  # lr or r0r1
-            assert topo.link("lr").a_egress.queue.kind == "droptail"
+            assert topo.links[0].a_egress.queue.kind == "droptail"
 
 
 def test_queue_bdp_is_k_times_the_bdp_of_the_median_rtt() -> None:
