@@ -19,37 +19,16 @@ from __future__ import annotations
 
 import argparse
 import csv
-import ctypes
 import json
 import os
 import signal
 import sys
 import time
-from contextlib import contextmanager
-from typing import Any, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
+
+from .topology import TopologyError, in_netns
 
 QUEUE_FIELDS = ("t", "qlen_pkts", "backlog_bytes", "drops", "sent_pkts", "sent_bytes")
-CLONE_NEWNET = 0x40000000
-
-
-@contextmanager
-def in_netns(name: str) -> Iterator[None]:
-    """Run the body in network namespace ``name`` (sockets stay there)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    home = os.open("/proc/self/ns/net", os.O_RDONLY)
-    try:
-        target = os.open(f"/var/run/netns/{name}", os.O_RDONLY)
-    except FileNotFoundError:
-        os.close(home)
-        raise SystemExit(f"sampler: no network namespace {name}")
-    try:
-        if libc.setns(target, CLONE_NEWNET) != 0:
-            raise OSError(ctypes.get_errno(), f"setns({name}) failed")
-        yield
-    finally:
-        libc.setns(home, CLONE_NEWNET)
-        os.close(target)
-        os.close(home)
 
 
 def parse_handle(text: str) -> int:
@@ -191,4 +170,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except TopologyError as exc:     # e.g. a namespace that is gone
+        sys.exit(f"sampler: {exc}")
