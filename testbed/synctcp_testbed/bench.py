@@ -11,7 +11,8 @@ and to CUBIC *of the same run*:
   capacity, with the large-buffer CUBIC ceiling the platform reached.
 
 Benchmarks report; they do not assert.  Each scenario's run directory
-(with report.html) is kept under ``--out``.
+(with report.html) is kept under ``--out``, and the tables in
+``--out/bench.txt``.
 """
 
 from __future__ import annotations
@@ -52,11 +53,12 @@ def weigle_table(summary: Dict[str, Any], link: str = "r0r1") -> Table:
                 "queue/reno", "util/cubic", "drop/cubic", "queue/cubic"):
         t.add_column(col, justify="left" if col == "algorithm" else "right")
     cases = [c for c in summary["cases"] if c["aqm"] != "ceiling"]
-    for c in cases:
+    for c in summary["cases"]:
         b = _link(c, link)
         if b is None:
             continue
-        row = [c["cc"], f"{100 * b['utilization']:.2f}", f"{b['drop_pct']:.2f}",
+        name = c["cc"] if c["aqm"] != "ceiling" else "cubic, large buffer (platform ceiling)"
+        row = [name, f"{100 * b['utilization']:.2f}", f"{b['drop_pct']:.2f}",
                f"{b['mean_pkts']:.2f}"]
         for ref in ("reno", "cubic"):
             rb = _link(_find(cases, ref, c.get("point")), link)
@@ -109,7 +111,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         ap.error(f"not in the bench set: {', '.join(unknown)} (have {', '.join(BENCH)})")
     from .cli import main as testbed
 
-    console = Console(width=160)
+    console = Console(width=160, record=True)
     out = Path(args.out)
     timings: Dict[str, float] = {}
     rc = 0
@@ -133,6 +135,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if name in timings:
                 console.print(f"{name}: {len(summary['cases'])} cases in {timings[name]:.0f} s; "
                               f"report {rundir / 'report.html'}")
+    if not args.tables_only:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "bench.txt").write_text(console.export_text())
+        print(f"tables also in {out / 'bench.txt'}")
     return rc
 
 
