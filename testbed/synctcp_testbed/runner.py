@@ -464,6 +464,8 @@ class CaseRun:
             t0 = self._release(clients, client_count(plan))
         finally:
             shutil.rmtree(self.barrier, ignore_errors=True)
+        if self.capture and plan.flows:
+            self._snapshot(topo, plan.flows[0].src)
         try:
             clients.wait(timeout=dur + 180)
         except subprocess.TimeoutExpired:
@@ -495,6 +497,21 @@ class CaseRun:
         os.close(fd)
         self.wall0 = time.time()
         return time.monotonic()
+
+    def _snapshot(self, topo: Topology, node: str) -> None:
+        """``synctcp ss`` of ``node``'s sockets, three rounds, to CASE/ss.txt.
+
+        Started with the traffic: Python takes tens of seconds to start in
+        an emulated VM under load, so its rounds land mid-run.
+        """
+        cmd = ["ip", "netns", "exec", topo.ns(node), sys.executable, "-m", "synctcp.cli", "ss",
+               "--watch", "2", "--count", "3"]
+        out = open(self.dir / "ss.txt", "w")
+        out.write(f"$ ip netns exec {topo.ns(node)} synctcp ss --watch 2 --count 3\n")
+        out.flush()
+        self.procs.append(subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                           start_new_session=True))
+        out.close()
 
     def _capture_cmd(self, topo: Topology, flow: Flow) -> str:
         """tcpdump of ``flow``'s headers at its sender (for ``synctcp trace/correlate``)."""
