@@ -451,6 +451,8 @@ class CaseRun:
             lines.append(self._capture_cmd(topo, plan.flows[0]))
         self._spawn("\n".join(lines + ["wait"]) + "\n", "samplers.sh")
         servers = self._spawn(servers_script(plan, topo, self.dir, dur), "servers.sh")
+        if self.capture and plan.flows:
+            self._snapshot(topo, plan.flows[0].src, dur)
         self._wait_ready([self.dir / f".ready-q-{p[0]}" for p in self._measured(topo)]
                          + ([self.dir / ".ready-diag"] if senders else []))
         self._wait_listening(topo, plan)
@@ -464,8 +466,6 @@ class CaseRun:
             t0 = self._release(clients, client_count(plan))
         finally:
             shutil.rmtree(self.barrier, ignore_errors=True)
-        if self.capture and plan.flows:
-            self._snapshot(topo, plan.flows[0].src)
         try:
             clients.wait(timeout=dur + 180)
         except subprocess.TimeoutExpired:
@@ -498,16 +498,17 @@ class CaseRun:
         self.wall0 = time.time()
         return time.monotonic()
 
-    def _snapshot(self, topo: Topology, node: str) -> None:
-        """``synctcp ss`` of ``node``'s sockets, three rounds, to CASE/ss.txt.
+    def _snapshot(self, topo: Topology, node: str, duration: float) -> None:
+        """``synctcp ss --watch`` of ``node``'s sockets through the run, to CASE/ss.txt.
 
-        Started with the traffic: Python takes tens of seconds to start in
-        an emulated VM under load, so its rounds land mid-run.
+        Started before the traffic: Python takes tens of seconds to start in
+        an emulated VM, so it must be up by the time the flows are.
         """
-        cmd = ["ip", "netns", "exec", topo.ns(node), sys.executable, "-m", "synctcp.cli", "ss",
-               "--watch", "2", "--count", "3"]
+        every = max(2.0, duration / 10)
+        args = ["ss", "--watch", f"{every:g}", "--count", "14"]
+        cmd = ["ip", "netns", "exec", topo.ns(node), sys.executable, "-m", "synctcp.cli", *args]
         out = open(self.dir / "ss.txt", "w")
-        out.write(f"$ ip netns exec {topo.ns(node)} synctcp ss --watch 2 --count 3\n")
+        out.write(f"$ ip netns exec {topo.ns(node)} synctcp {' '.join(args)}\n")
         out.flush()
         self.procs.append(subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
                                            start_new_session=True))
