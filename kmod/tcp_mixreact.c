@@ -94,7 +94,7 @@ MODULE_PARM_DESC(preloss_max_ms,
 
 module_param_cb(source, &synctcp_source_ops, &source_mode, 0644);
 MODULE_PARM_DESC(source,
-		 "OTT source of new connections: auto (RFC 7323 timestamps, else RTT) or rtt");
+		 "OTT source of new connections: auto (one-way-timestamp option, else RFC 7323 timestamps, else RTT), ts or rtt");
 
 static int mixreact_failures_set(const char *val, const struct kernel_param *kp)
 {

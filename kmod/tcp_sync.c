@@ -25,8 +25,11 @@
  *    between Linux hosts); delayed ACKs add up to the delayed-ACK timeout.
  *  - Without timestamps: the per-ACK RTT sample, qdelay = RTT - min RTT.
  *    Reverse-path queues then count as forward congestion.
- *  - The one-way-timestamp option (tcp_option/) plugs in as a third source
- *    in synctcp_ack_ott() (core/ott_glue.h), shared with tcp_mixreact.
+ *  - The one-way-timestamp option (tcp_option/, a kernel patch): each ACK
+ *    echoes the exact forward OTT of the last segment the peer received,
+ *    in microseconds of the hosts' synchronized clocks.  Used when both
+ *    ends negotiated it and the kernel has the patch (TCP_OWTS_API); the
+ *    "source" parameter can force ts or rtt for comparison runs.
  *
  * Notable differences from the dissertation (docs/sync-tcp.md says why):
  *  - A halving also sets ssthresh to the new cwnd, as an ECN response does,
@@ -74,7 +77,7 @@ MODULE_PARM_DESC(thresh_pct,
 
 module_param_cb(source, &synctcp_source_ops, &source_mode, 0644);
 MODULE_PARM_DESC(source,
-		 "OTT source of new connections: auto (RFC 7323 timestamps, else RTT) or rtt");
+		 "OTT source of new connections: auto (one-way-timestamp option, else RFC 7323 timestamps, else RTT), ts or rtt");
 
 /* Per-connection state; must fit in ICSK_CA_PRIV_SIZE. */
 struct sync {

@@ -6,7 +6,7 @@
  * detector and reaction:
  *
  *   first ACK:  pick the connection's OTT source    synctcp_choose_source()
- *   every ACK:  OTT sample (RFC 7323 TS | RTT)  ->  synctcp_ack_qdelay()
+ *   every ACK:  OTT sample (option | TS | RTT)  ->  synctcp_ack_qdelay()
  *               -> queuing-delay estimator (core/ott.c)
  *
  * It reads struct tcp_sock, so it cannot live in the kernel-independent
@@ -31,15 +31,21 @@
 
 #include "ott.h"
 
-/* Which OTT sources a connection may use (module parameter "source"). */
+/*
+ * Which OTT sources a connection may use (module parameter "source").  The
+ * one-way-timestamp option exists only in kernels with the tcp_option/
+ * patches (TCP_OWTS_API); elsewhere "auto" starts at RFC 7323 timestamps.
+ */
 enum synctcp_source_mode {
-	SYNCTCP_SOURCE_AUTO,	/* timestamps when negotiated, else RTT */
+	SYNCTCP_SOURCE_AUTO,	/* option, else timestamps, else RTT */
 	SYNCTCP_SOURCE_RTT,	/* always RTT (for comparison runs) */
+	SYNCTCP_SOURCE_TS,	/* timestamps even when the option is there */
 };
 
 static const char * const synctcp_source_names[] = {
 	[SYNCTCP_SOURCE_AUTO] = "auto",
 	[SYNCTCP_SOURCE_RTT] = "rtt",
+	[SYNCTCP_SOURCE_TS] = "ts",
 };
 
 /* kp->arg points to the module's unsigned int source mode. */
@@ -79,17 +85,44 @@ static inline u16 synctcp_own_tick_us(const struct tcp_sock *tp)
 	return USEC_PER_MSEC;
 }
 
-/* The connection's OTT source, picked on its first ACK. */
+/* The exact forward OTT this ACK echoes, if the option is in use. */
+static inline bool synctcp_owts_ott(const struct tcp_sock *tp, s64 *ott_us)
+{
+#ifdef TCP_OWTS_API
+	s32 ott;
+
+	if (tcp_owts_ok(tp) && tcp_owts_fwd_ott(tp, &ott)) {
+		*ott_us = ott;
+		return true;
+	}
+#endif
+	return false;
+}
+
+/*
+ * The connection's OTT source, picked on its first ACK.  The option is
+ * taken only when that ACK echoes an OTT: a peer that negotiates it and
+ * then does not send it gets timestamps instead.
+ */
 static inline u8 synctcp_choose_source(const struct tcp_sock *tp,
 				       unsigned int mode)
 {
-	if (mode == SYNCTCP_SOURCE_AUTO && tp->rx_opt.tstamp_ok)
+	s64 ott_us;
+
+	if (mode == SYNCTCP_SOURCE_RTT)
+		return SYNCTCP_SRC_RTT;
+	if (mode == SYNCTCP_SOURCE_AUTO && synctcp_owts_ott(tp, &ott_us))
+		return SYNCTCP_SRC_OPTION;
+	if (tp->rx_opt.tstamp_ok)
 		return SYNCTCP_SRC_TS;
 	return SYNCTCP_SRC_RTT;
 }
 
 /*
  * One OTT sample from this ACK, if it yields one.
+ *
+ * The option echoes the OTT of the last segment the peer received, which
+ * is as fresh on a duplicate ACK as on any other: every ACK with it counts.
  *
  * With timestamps only ACKs that advance snd_una count: an ACK that only
  * SACKs data beyond a hole echoes the TSval of the last in-order segment
@@ -106,6 +139,9 @@ synctcp_ack_ott(const struct tcp_sock *tp, struct synctcp_tsclock *clock,
 		s64 *ott_us)
 {
 	switch (source) {
+	case SYNCTCP_SRC_OPTION:
+		return synctcp_owts_ott(tp, ott_us) ? SYNCTCP_OTT_OK :
+						      SYNCTCP_OTT_SKIP;
 	case SYNCTCP_SRC_TS:
 		if (!tp->rx_opt.saw_tstamp || !advanced)
 			return SYNCTCP_OTT_SKIP;
