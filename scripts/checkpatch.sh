@@ -19,11 +19,19 @@ if [ ! -x "$cp_pl" ]; then
 		linux-source-6.1/scripts/const_structs.checkpatch
 fi
 cd "$here"
+# The kernel patch series (tcp_option/linux-*/): whole patches, strict.
+patches=$(git ls-files -co --exclude-standard -- 'tcp_option/linux-*/*.patch')
+rc=0
+# (run outside this git tree: inside it, checkpatch reads a tracked .patch
+# file as source code, not as a patch)
+for p in $patches; do
+	(cd "$cache" && "$cp_pl" --strict --no-tree --quiet --show-types "$here/$p") || rc=1
+done
+[ -z "$patches" ] || [ $rc != 0 ] || echo "checkpatch: $(echo $patches | wc -w) patches clean"
 files=$(git ls-files -co --exclude-standard -- 'kmod/*.[ch]' ':!kmod/tests/*')
 # Out-of-tree code supports several kernels, so version checks are its job
 # (LINUX_VERSION_CODE); the compat headers define the kernel types for user
 # space (PREFER_KERNEL_TYPES).  The unit tests are user-space only.
-rc=0
 for f in $files; do
 	ignore=LINUX_VERSION_CODE
 	case $f in */synctcp_compat.h|*/synctcp_info.h) ignore=$ignore,PREFER_KERNEL_TYPES ;; esac

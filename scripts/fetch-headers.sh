@@ -55,9 +55,7 @@ SUITE=$1
 [[ $SUITE =~ ^[a-z][a-z0-9.-]*$ ]] || usage
 
 ARCH=amd64
-MIRROR=${SYNCTCP_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 CACHE=${SYNCTCP_CACHE:-$HOME/.cache/synctcp}
-APTDIR=$CACHE/apt-$SUITE
 ROOT=$CACHE/headers/$SUITE
 STAMP=$ROOT/.synctcp-kdir
 
@@ -84,34 +82,12 @@ for t in apt-get apt-cache dpkg-deb; do
 	command -v "$t" >/dev/null || { log "needs $t (Debian/Ubuntu host)"; exit 1; }
 done
 
-# ---- private apt configuration --------------------------------------------
-mkdir -p "$APTDIR/lists/partial" "$APTDIR/cache/archives/partial" "$APTDIR/debs"
-keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-signed=""
-[ -f "$keyring" ] && signed="[signed-by=$keyring] "
-echo "deb ${signed}$MIRROR $SUITE main" >"$APTDIR/sources.list"
-: >"$APTDIR/status"
+# ---- private apt configuration (scripts/private-apt.sh) ------------------
+# shellcheck source=private-apt.sh
+. "$(dirname "$0")/private-apt.sh"
+private_apt_init "$SUITE"
 
-# Debug::NoLocking: the private dirs need no lock (the flock above serialises us);
-# APT::Sandbox::User: they belong to us, not to _apt.
-APTOPTS=(
-	-o Dir::Etc::SourceList="$APTDIR/sources.list"
-	-o Dir::Etc::SourceParts=/dev/null
-	-o Dir::State::Lists="$APTDIR/lists"
-	-o Dir::Cache="$APTDIR/cache"
-	-o Dir::State::status="$APTDIR/status"
-	-o APT::Architecture=$ARCH
-	-o APT::Architectures::=$ARCH
-	-o Debug::NoLocking=1
-	-o APT::Sandbox::User="$(id -un)"
-	-o Acquire::Languages=none
-	-o Acquire::IndexTargets::deb::DEP-11::DefaultEnabled=false
-	-o Acquire::IndexTargets::deb::DEP-11-icons::DefaultEnabled=false
-	-o Acquire::IndexTargets::deb::DEP-11-icons-small::DefaultEnabled=false
-	-o Acquire::IndexTargets::deb::Contents-deb::DefaultEnabled=false
-)
-
-log "apt-get update ($MIRROR $SUITE main)"
+log "apt-get update ($(cut -d" " -f2- "$APTDIR/sources.list"))"
 apt-get -q "${APTOPTS[@]}" update >&2
 
 # ---- newest linux-headers-*-amd64 ---------------------------------------

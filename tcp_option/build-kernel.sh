@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build a small test kernel with the one-way-timestamp (OWTS) patch series.
+#
+#   tcp_option/build-kernel.sh [--series 6.1|7.2] [--config-only]
+#
+# 6.1 is Debian 12's linux-source-6.1 (installed with apt), 7.2 sid's
+# linux-source-7.2 (downloaded with a private apt configuration, see
+# scripts/private-apt.sh; the system's sources are not touched).  The series
+# tcp_option/linux-SERIES/*.patch is applied with patch(1), the kernel is
+# configured with virtme-ng's defconfig plus tcp_option/kernel.config and
+# built with ccache.
+#
+# Everything lives under ~/.cache/synctcp/kernel/linux-SERIES-owts-KEY/, KEY
+# being a hash of the patches, the config fragment, this script and the
+# source package version: an unchanged series is never rebuilt, a changed
+# one gets a new directory (older ones of the same series are removed).
+# ~/.cache/synctcp/kernel/linux-SERIES-owts points at the newest.  The last
+# line printed is the build directory (O=): BUILD/arch/x86/boot/bzImage is
+# the kernel, and out-of-tree modules build with make -C BUILD M=...
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+cache=${SYNCTCP_CACHE:-$HOME/.cache/synctcp}
+series=6.1
+config_only=0
+log() { echo "build-kernel[$series]: $*" >&2; }
+die() { log "$*"; exit 1; }
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--series) series=${2:?}; shift 2 ;;
+	--config-only) config_only=1; shift ;;
+	*) echo "usage: $0 [--series 6.1|7.2] [--config-only]" >&2; exit 2 ;;
+	esac
+done
+patches=("$here/linux-$series"/*.patch)
+[ -f "${patches[0]}" ] || die "no patch series tcp_option/linux-$series/"
+
+# ---- the source tarball ---------------------------------------------------
+source_tarball() {
+	case $series in
+	6.1)
+		if [ ! -f /usr/src/linux-source-6.1.tar.xz ]; then
+			log "apt-get install linux-source-6.1"
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq linux-source-6.1 >&2
+		fi
+		echo "/usr/src/linux-source-6.1.tar.xz $(dpkg-query -W -f '${Version}' linux-source-6.1)"
+		;;
+	*)
+		# shellcheck source=../scripts/private-apt.sh
+		. "$repo/scripts/private-apt.sh"
+		private_apt_init sid
+		local deb
+		deb=$(ls "$APTDIR"/debs/linux-source-"$series"_*.deb 2>/dev/null | sort -V | tail -n1)
+		if [ -z "$deb" ]; then
+			log "downloading linux-source-$series from sid"
+			apt-get -q "${APTOPTS[@]}" update >&2
+			(cd "$APTDIR/debs" && apt-get -q "${APTOPTS[@]}" download "linux-source-$series" >&2)
+			deb=$(ls "$APTDIR"/debs/linux-source-"$series"_*.deb | sort -V | tail -n1)
+		fi
+		local out=$cache/kernel/linux-source-$series.tar.xz
+		if [ ! -f "$out" ] || [ "$deb" -nt "$out" ]; then
+			dpkg-deb --fsys-tarfile "$deb" |
+				tar -xO --wildcards "./usr/src/linux-source-$series.tar.xz" >"$out.tmp"
+			mv "$out.tmp" "$out"
+		fi
+		echo "$out $(basename "$deb")"
+		;;
+	esac
+}
+
+for t in make gcc flex bison bc ccache virtme-configkernel; do
+	command -v "$t" >/dev/null || die "needs $t (make setup)"
+done
+mkdir -p "$cache/kernel"
+exec 8>"$cache/kernel/.build-$series.lock"
+flock 8
+
+read -r tarball version < <(source_tarball)
+key=$( (cat "${patches[@]}" "$here/kernel.config" "$0"; echo "$version") |
+	sha256sum | cut -c1-12)
+dir=$cache/kernel/linux-$series-owts-$key
+build=$dir/build
+if [ -f "$dir/.done" ]; then
+	ln -sfn "$dir" "$cache/kernel/linux-$series-owts"
+	log "cached, $version ($(cat "$dir/.done")): $dir"
+	echo "$build"
+	exit 0
+fi
+
+start=$(date +%s)
+rm -rf "$dir"
+mkdir -p "$dir/src"
+log "unpacking $(basename "$tarball")"
+tar -xf "$tarball" -C "$dir/src" --strip-components=1
+for p in "${patches[@]}"; do
+	log "applying $(basename "$p")"
+	patch -d "$dir/src" -p1 --forward --batch --quiet <"$p" || die "$(basename "$p") does not apply"
+done
+
+log "configuring (virtme-ng defconfig + tcp_option/kernel.config)"
+(cd "$dir/src" && virtme-configkernel --defconfig --custom "$here/kernel.config" \
+	O="$build" >"$dir/config.log" 2>&1) || { tail -20 "$dir/config.log" >&2; die "configuration failed"; }
+"$dir/src/scripts/config" --file "$build/.config" -d DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT \
+	-d DEBUG_INFO_DWARF4 -d DEBUG_INFO_DWARF5 -e DEBUG_INFO_NONE
+make -s -C "$dir/src" O="$build" olddefconfig >>"$dir/config.log" 2>&1
+# Every =y of the fragment must have survived the dependency resolution.
+missing=$(grep -E '^CONFIG_[A-Z0-9_]+=y$' "$here/kernel.config" | while read -r want; do
+	grep -qx "$want" "$build/.config" || echo "${want%=y}"
+done)
+[ -z "$missing" ] || die "configuration lacks:" $missing
+[ "$config_only" = 0 ] || { echo "$build"; exit 0; }
+
+log "building bzImage and modules with $(nproc) jobs (log: $dir/build.log)"
+export CCACHE_DIR=$cache/ccache
+ccache -M 8G >/dev/null
+if ! make -C "$dir/src" O="$build" CC="ccache gcc" -j"$(nproc)" bzImage modules \
+	>"$dir/build.log" 2>&1; then
+	grep -E 'error|Error' "$dir/build.log" | head -20 >&2
+	die "build failed (log: $dir/build.log)"
+fi
+secs=$(($(date +%s) - start))
+echo "built in ${secs} s on $(date -u +%FT%TZ), $(nproc) cores, $version" >"$dir/.done"
+ln -sfn "$dir" "$cache/kernel/linux-$series-owts"
+for old in "$cache/kernel/linux-$series-owts-"*; do
+	[ "$old" = "$dir" ] || rm -rf "$old"
+done
+log "built in ${secs} s: $build/arch/x86/boot/bzImage"
+echo "$build"
