@@ -55,6 +55,7 @@ class Frame:
     owts: Optional[Owts] = None
     sack: Tuple[Tuple[int, int], ...] = ()
     mss: Optional[int] = None
+    raw_opts: Optional[bytes] = None      #: written as the whole option list instead (malformed cases)
 
 
 @dataclass
@@ -251,6 +252,8 @@ def simulate(spec: FlowSpec) -> Tuple[List[Frame], Truth]:
 # --- writing ----------------------------------------------------------------------------------
 
 def tcp_options(f: Frame) -> bytes:
+    if f.raw_opts is not None:
+        return f.raw_opts + b"\x00" * (-len(f.raw_opts) % 4)
     opts = b""
     if f.mss:
         opts += struct.pack("!BBH", 2, 4, f.mss)

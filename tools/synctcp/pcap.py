@@ -79,6 +79,7 @@ class TcpOptions:
     ts: Optional[Tuple[int, int]] = None                 #: (TSval, TSecr), RFC 7323
     sack: Tuple[Tuple[int, int], ...] = ()               #: SACK blocks (left, right), RFC 2018
     owts: Optional[Owts] = None                          #: one-way timestamps (owts.py)
+    owts_count: int = 0                                  #: OWTS options seen, good or bad
     owts_problems: Tuple[str, ...] = ()                  #: owts.PROBLEMS keys found
     malformed: bool = False                              #: the option list did not parse
 
@@ -169,6 +170,7 @@ def parse_tcp_options(buf: bytes) -> TcpOptions:
         scan = _owts.scan_options(buf)
         if scan.count:
             kw["owts"] = scan.option
+            kw["owts_count"] = scan.count
             kw["owts_problems"] = scan.problems
             malformed = malformed or "bad-length" in scan.problems
     return TcpOptions(sack=tuple(sack), malformed=malformed, **kw)  # type: ignore[arg-type]
