@@ -185,3 +185,51 @@ def test_packet_socket_needs_an_existing_namespace() -> None:
     from synctcp.owts_peer import PeerError
     with pytest.raises(PeerError, match="no network namespace"):
         open_packet_socket("lo", netns="owtsp-does-not-exist")
+
+
+def test_decoder_reads_the_capture_of_every_malformed_case(owts_net: OwtsNet) -> None:
+    """tcpdump on the server's veth: ``synctcp owts`` marks each case, the server has no option."""
+    from conftest import RESULTS
+    from synctcp.owtsdump import decode_file, summarize
+
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    cap = RESULTS / "owts-peer-malformed.pcap"
+    cap.unlink(missing_ok=True)
+    dump = subprocess.Popen(["ip", "netns", "exec", SRV_NS, "tcpdump", "-Z", "root", "-U", "-n",
+                             "-i", SRV_DEV, "-w", str(cap), "tcp"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not (cap.exists() and cap.stat().st_size >= 24):
+            time.sleep(0.2)
+        time.sleep(1.0)                          # tcpdump is listening once its header is out
+        srv = server()
+        with peer_for(owts_net, srv) as peer:
+            peer.connect(owts=True)
+            for name in sorted(MALFORMED):
+                assert acked(peer.send(name.encode(), options=[MALFORMED[name]()]), peer), name
+            peer.close()
+        assert srv.done.wait(15) and bytes(srv.data) == "".join(sorted(MALFORMED)).encode()
+        time.sleep(1.0)
+    finally:
+        dump.terminate()
+        try:
+            dump.wait(10)
+        except subprocess.TimeoutExpired:
+            dump.kill()
+            dump.wait(5)
+    rows, stats = decode_file(str(cap))
+    from_peer = [r for r in rows if r.src[0] == PEER_IP and r.length]
+    assert len(from_peer) == len(MALFORMED)
+    marks = [set(r.problems) for r in from_peer]
+    want = [{"absurd-ott"}, {"absurd-tsval"}, {"absurd-tsval"}, {"bad-length"}, {"bad-length"},
+            {"repeated"}, {"truncated"}]
+    assert [n for n in sorted(MALFORMED)] == ["absurd-ott", "absurd-tsval-minus-1h",
+                                              "absurd-tsval-plus-1h", "bad-length-10",
+                                              "bad-length-14", "repeated", "truncated"]
+    assert marks == want
+    syn = next(r for r in rows if r.flags == 0x02)
+    assert syn.option is not None and syn.option.ott_us is None and abs(syn.age_us) < 5_000_000
+    assert all(r.count == 0 for r in rows if r.src[0] == SRV_IP)
+    s = summarize(rows, stats)
+    assert s["link_types"] == ["ethernet"] and s["malformed"] == len(MALFORMED)

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import csv
 import json
-import statistics
 import struct
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict
 
 import dpkt
 import pytest
 
-from pcapgen import (A_IP, A_PORT, B_IP, B_PORT, ISN_A, ISN_B, T0, FlowSpec, Frame, ott_us,
+from pcapgen import (A_PORT, B_IP, B_PORT, ISN_A, ISN_B, T0, FlowSpec, Frame, ott_us,
                      simulate, write_capture)
 from synctcp import owts
 from synctcp.cli import main
