@@ -46,10 +46,10 @@ fi
 
 # Python: virtme-ng and this project's package (editable, with its deps).
 py=${PYTHON:-python3}
-if ! command -v vng >/dev/null || ! "$py" -c 'import synctcp, synctcp_testbed, pyroute2, matplotlib, rich, pytest' 2>/dev/null ||
+if ! command -v vng >/dev/null || ! "$py" -c 'import synctcp, synctcp_testbed, pyroute2, matplotlib, rich, pytest, scapy' 2>/dev/null ||
 	[ "$("$py" -c 'import synctcp, os; print(os.path.realpath(synctcp.__file__))' 2>/dev/null)" != "$here/tools/synctcp/__init__.py" ]; then
 	echo "setup: installing Python packages (virtme-ng, synctcp)"
-	pipargs=(-q --root-user-action=ignore --disable-pip-version-check virtme-ng pytest -e "$here")
+	pipargs=(-q --root-user-action=ignore --disable-pip-version-check virtme-ng pytest scapy -e "$here")
 	# Debian's own python3 refuses system-wide pip installs (PEP 668).
 	"$py" -m pip install "${pipargs[@]}" 2>/dev/null ||
 		"$py" -m pip install --break-system-packages "${pipargs[@]}"

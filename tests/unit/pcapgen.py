@@ -22,7 +22,7 @@ from typing import Callable, Dict, List, Optional, Set, Tuple
 
 import dpkt
 
-from synctcp.owts import Owts
+from synctcp.owts import Owts, diff_us, tsval_of
 
 A_IP, B_IP = "10.0.0.1", "10.0.0.2"
 A_PORT, B_PORT = 40000, 5001
@@ -30,6 +30,17 @@ MSS = 1460
 SMSS = MSS - 12                       # payload per segment with timestamps on
 ISN_A = (1 << 32) - 3000              # sequence numbers wrap early in the flow
 ISN_B = 777
+T0 = 1_700_000_000.0                  # capture epoch of t = 0 (write_capture's default)
+
+
+def owts_at(t_send: float, ott_us: Optional[int]) -> Owts:
+    """The OWTS option of a segment sent at sim time ``t_send`` (µs clocks, exact)."""
+    return Owts(tsval_of(T0 + t_send), ott_us)
+
+
+def ott_us(t_send: float, t_recv: float) -> int:
+    """The OTT a receiver computes: its µs receive stamp minus the µs send stamp, mod 2^32."""
+    return diff_us(tsval_of(T0 + t_recv), tsval_of(T0 + t_send))
 
 
 @dataclass
@@ -44,6 +55,7 @@ class Frame:
     owts: Optional[Owts] = None
     sack: Tuple[Tuple[int, int], ...] = ()
     mss: Optional[int] = None
+    raw_opts: Optional[bytes] = None      #: written as the whole option list instead (malformed cases)
 
 
 @dataclass
@@ -110,13 +122,18 @@ class _Sim:
         s = self.s
         d0 = s.fwd(0.0) + s.rev(0, 0.0)
         ts = self.s.timestamps
+        ow = s.owts
         self.frames.append(Frame(0.0, True, ISN_A, 0, 0x02, 0, (self.own_ts(0), 0) if ts else None,
-                                 mss=MSS))
+                                 owts_at(0.0, None) if ow else None, mss=MSS))
         self.frames.append(Frame(d0, False, ISN_B, ISN_A + 1, 0x12, 0,
                                  (self.peer_ts(s.fwd(0.0)), self.own_ts(0)) if ts else None,
-                                 mss=MSS))
+                                 owts_at(s.fwd(0.0), None) if ow else None, mss=MSS))
+        if ow:
+            self.rev_ott = ott_us(s.fwd(0.0), d0)
         self.frames.append(Frame(d0, True, ISN_A + 1, ISN_B + 1, 0x10, 0,
-                                 (self.own_ts(d0), self.peer_ts(s.fwd(0.0))) if ts else None))
+                                 (self.own_ts(d0), self.peer_ts(s.fwd(0.0))) if ts else None,
+                                 owts_at(d0, self.rev_ott) if ow else None))
+        self.last_rx = (d0, d0 + s.fwd(d0))
         self.ts_recent = self.own_ts(0)
         for i in range(s.n_segs):
             self.push(s.t_start + i * s.interval, "send", i, False)
@@ -134,7 +151,7 @@ class _Sim:
         seq = (ISN_A + 1 + i * SMSS) % (1 << 32)
         self.frames.append(Frame(t, True, seq, ISN_B + 1, 0x18, SMSS,
                                  (tsv, self.ts_recent_peer) if self.s.timestamps else None,
-                                 Owts(tx_ns=round(t * 1e9)) if self.s.owts else None))
+                                 owts_at(t, self.rev_ott) if self.s.owts else None))
         self.truth.sends.append((t, i, retx))
         if retx:
             self.truth.retrans.append((t, i * SMSS, self.last_tx[i]))
@@ -149,8 +166,12 @@ class _Sim:
         self.push(t + fwd, "arrive", i, tsv, t)
 
     ts_recent_peer = 0
+    rev_ott: Optional[int] = None                 # sender: OTT of the last ACK (µs)
+    last_rx: Tuple[float, float] = (0.0, 0.0)     # receiver: (send, receive) of the last segment
 
     def on_ackarrive(self, t: float, frame: Frame, rel_ack: int, seg: Optional[int]) -> None:
+        if frame.owts:
+            self.rev_ott = diff_us(tsval_of(T0 + t), frame.owts.tsval_us)
         frame.t = t
         self.frames.append(frame)
         self.truth.acks.append((t, rel_ack, seg))
@@ -170,6 +191,7 @@ class _Sim:
     # receiver
     def on_arrive(self, t: float, i: int, tsv: int, t_tx: float) -> None:
         start = i * SMSS
+        self.last_rx = (t_tx, t)
         if self.s.timestamps and start <= self.last_ack_sent:
             self.ts_recent = tsv                      # RFC 7323 §4.3
         if start < self.rcv_nxt:
@@ -201,10 +223,12 @@ class _Sim:
         self.last_ack_sent = self.rcv_nxt
         sack = tuple(((ISN_A + 1 + a * SMSS) % (1 << 32), (ISN_A + 1 + b * SMSS) % (1 << 32))
                      for a, b in _runs(self.ooo))[:3]
-        owts = Owts(0, round(t_tx * 1e9), round((t_rx or t) * 1e9)) if self.s.owts else None
+        owts = owts_at(t, ott_us(*self.last_rx)) if self.s.owts else None
+        if owts and self.s.timestamps and len(sack) >= 2:
+            owts = None                               # the option yields to SACK (owts.py)
         frame = Frame(0.0, False, ISN_B + 1, (ISN_A + 1 + self.rcv_nxt) % (1 << 32), 0x10, 0,
                       (self.peer_ts(t), self.ts_recent) if self.s.timestamps else None, owts,
-                      sack if not self.s.owts else ())
+                      sack)
         seg = self.rcv_nxt // SMSS - 1 if self.rcv_nxt else None
         self.push(t + self.s.rev(len(self.truth.acks), t), "ackarrive", frame, self.rcv_nxt, seg)
 
@@ -228,6 +252,8 @@ def simulate(spec: FlowSpec) -> Tuple[List[Frame], Truth]:
 # --- writing ----------------------------------------------------------------------------------
 
 def tcp_options(f: Frame) -> bytes:
+    if f.raw_opts is not None:
+        return f.raw_opts + b"\x00" * (-len(f.raw_opts) % 4)
     opts = b""
     if f.mss:
         opts += struct.pack("!BBH", 2, 4, f.mss)

@@ -17,7 +17,7 @@ import pytest
 
 from pcapgen import ISN_A, SMSS, FlowSpec, Frame, Truth, simulate, write_capture
 from synctcp.cli import main
-from synctcp.owts import LAYOUT, Owts
+from synctcp.owts import EXID, KIND, LENGTH, Owts
 from synctcp.pcap import PcapError, parse_tcp_options, read_tcp
 from synctcp.trace import FlowTrace, select_flows, snap_clock_hz, trace_file
 
@@ -122,12 +122,12 @@ def test_no_ts_ott_without_enough_peer_ticks(tmp_path: Path) -> None:
 # --- OTT from the one-way-timestamp option ---------------------------------------------------------
 
 def test_owts_layout_round_trips() -> None:
-    o = Owts(1, 2_000_000_000_123, 2_000_000_020_456)
+    o = Owts(4_000_000_123, -20_333)
     raw = o.pack()
-    assert raw[0] == LAYOUT.kind == 253 and raw[1] == LAYOUT.length == len(raw)
-    assert struct.unpack("!H", raw[2:4])[0] == 0x5354
+    assert raw[0] == KIND == 253 and raw[1] == LENGTH == len(raw) == 12
+    assert struct.unpack("!HIi", raw[2:]) == (EXID, 4_000_000_123, -20_333)
     assert parse_tcp_options(raw).owts == o
-    assert o.forward_ott_ns() == 20_333
+    assert o.ott_ns == -20_333_000
     other_exp = raw[:2] + b"\x12\x34" + raw[4:]
     assert parse_tcp_options(other_exp).owts is None      # another RFC 6994 experiment
 

@@ -6,6 +6,8 @@
     synctcp clock [--json]    is this host's clock fit for exact OTT? (clock.py)
     synctcp ss [--json]       live sockets of sync/mixreact/etcp, decoded
     synctcp ss --watch 0.5    the same, refreshed every 0.5 s
+    synctcp trace / correlate FILE   RTT, OTT and losses from a capture (trace.py, correlate.py)
+    synctcp owts FILE         the one-way-timestamp option, packet by packet (owtsdump.py)
 
 Exit codes: 0 success, 1 nothing to show (``ss`` found no socket) or unfit
 (``clock``), 2 error.
@@ -22,6 +24,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from . import __version__, clock, modctl
 from . import correlate as _correlate
+from . import owtsdump as _owtsdump
 from . import trace as _trace
 from .diag import (ETCP_PHASES, MIX_ACTIONS, MIX_REGIONS, MIX_TRENDS, DiagError, SocketState,
                    list_sockets)
@@ -123,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _trace.add_parser(sub)
     _correlate.add_parser(sub)
+    _owtsdump.add_parser(sub)
     return p
 
 

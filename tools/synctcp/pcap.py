@@ -34,6 +34,7 @@ from typing import BinaryIO, Dict, Iterator, List, Optional, Tuple, Union
 
 import dpkt
 
+from . import owts as _owts
 from .owts import Owts
 
 TCP_FIN, TCP_SYN, TCP_RST, TCP_PSH, TCP_ACK = 0x01, 0x02, 0x04, 0x08, 0x10
@@ -78,6 +79,8 @@ class TcpOptions:
     ts: Optional[Tuple[int, int]] = None                 #: (TSval, TSecr), RFC 7323
     sack: Tuple[Tuple[int, int], ...] = ()               #: SACK blocks (left, right), RFC 2018
     owts: Optional[Owts] = None                          #: one-way timestamps (owts.py)
+    owts_count: int = 0                                  #: OWTS options seen, good or bad
+    owts_problems: Tuple[str, ...] = ()                  #: owts.PROBLEMS keys found
     malformed: bool = False                              #: the option list did not parse
 
 
@@ -139,8 +142,11 @@ class ReadStats:
 def parse_tcp_options(buf: bytes) -> TcpOptions:
     """Decode a TCP option list (RFC 9293 §3.1 framing).
 
-    Known options with a wrong length, and a length byte that runs past
-    the list, mark the result ``malformed``; what parsed before stays.
+    Known options with a wrong length (an OWTS option included), and a
+    length byte that runs past the list, mark the result ``malformed``;
+    what parsed before stays.  The OWTS option is read by
+    :func:`owts.scan_options`, which also reports repeated options and
+    absurd values in ``owts_problems``.
     """
     kw: Dict[str, object] = {}
     sack: List[Tuple[int, int]] = []
@@ -160,6 +166,13 @@ def parse_tcp_options(buf: bytes) -> TcpOptions:
         i += buf[i + 1]
         if not _parse_one_option(kind, body, kw, sack):
             malformed = True
+    if _owts.KIND in buf:            # cheap pre-filter: the byte may also be in a timestamp
+        scan = _owts.scan_options(buf)
+        if scan.count:
+            kw["owts"] = scan.option
+            kw["owts_count"] = scan.count
+            kw["owts_problems"] = scan.problems
+            malformed = malformed or "bad-length" in scan.problems
     return TcpOptions(sack=tuple(sack), malformed=malformed, **kw)  # type: ignore[arg-type]
 
 
@@ -184,10 +197,6 @@ def _parse_one_option(kind: int, body: bytes, kw: Dict[str, object],
         if len(body) != 8:
             return False
         kw["ts"] = struct.unpack("!II", body)
-    else:
-        owts = Owts.unpack(kind, body)
-        if owts is not None:
-            kw["owts"] = owts
     return True
 
 

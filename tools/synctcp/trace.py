@@ -7,7 +7,8 @@ ACK by ACK (docs/trace.md has the full derivation):
   the first transmission time of the highest segment it acknowledges; no
   sample if that segment was ever retransmitted.
 - **OTT**, from the one-way-timestamp option (owts.py) when the ACKs carry
-  it, exact: ``echo_rx_ns - echo_tx_ns``.  Otherwise from RFC 7323
+  it, exact: the ``ott_us`` the receiver measured for the last data
+  segment it got and echoed in the ACK.  Otherwise from RFC 7323
   timestamps, as the kernel's ``core/ott.c`` does: the receiver's TSval
   (converted with its estimated clock rate) minus our send time of the
   segment whose TSval the ACK echoes.  That is the forward OTT plus a
@@ -48,6 +49,14 @@ MIN_EST_TICKS = 8
 TS_OPTION_SPACE = 12
 
 SEQ_MOD = 1 << 32
+
+
+def _echoed_ott_ns(p: TcpPacket) -> Optional[int]:
+    """The forward OTT an ACK echoes in its OWTS option (ns); None if none or absurd."""
+    o = p.opts.owts
+    if o is None or o.ott_us is None or o.absurd():
+        return None
+    return o.ott_us * 1000
 
 
 # --- sequence-number arithmetic -----------------------------------------------------------
@@ -323,7 +332,7 @@ class _Sender:
                              acked_bytes=a - self.snd_una, rtt_ms=rtt, in_recovery=in_recovery,
                              karn=bool(seg and seg.retransmitted), sack=bool(p.opts.sack)))
         self.raw.append(_AckTs(tsval, p.opts.ts[1] if p.opts.ts else None,
-                               p.opts.owts.forward_ott_ns() if p.opts.owts else None,
+                               _echoed_ott_ns(p),
                                bool(p.opts.sack)))
         self.snd_una = a
 
