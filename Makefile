@@ -4,7 +4,8 @@
 #   make            build the modules (kmod/*.ko)
 #   make demo       the modules against reno/cubic on emulated bottlenecks (VM or native);
 #                   DEMO_ARGS="--cc reno,cubic,sync --no-small-buffer" for a shorter one
-#   make test       unit tests, Python tests and kernel tests in a VM
+#   make test       unit tests, Python tests and kernel tests in a VM (also the
+#                   patched kernel of tcp_option/: built once, then cached)
 #   make bench      weigle-ftp and gu-smallbuffer, figures and ratios to Reno/CUBIC;
 #                   BENCH_ARGS="--only gu-smallbuffer --duration 10" for a part
 #   make load       insmod the modules on this host (root; needs module support)
@@ -49,9 +50,14 @@ pytest-unit:
 kernel-test: modules
 	@$(VMRUN) $(PYTHON) -m pytest -q -p no:cacheprovider tests/kernel
 
+# The one-way-timestamp option: the patched test kernel (built once, cached
+# in ~/.cache/synctcp/kernel), the modules for it, tests/owts in a VM.
+owts-test:
+	@$(MAKE) -s -C tcp_option test
+
 test: setup
 	@start=$$(date +%s); \
-	$(MAKE) -s modules unit pytest-unit kernel-test && \
+	$(MAKE) -s modules unit pytest-unit kernel-test owts-test && \
 	echo "make test: all passed in $$(( $$(date +%s) - start )) s"
 
 bench: setup modules
@@ -71,7 +77,7 @@ clean:
 	$(MAKE) -C kmod clean
 	$(MAKE) -C kmod/tests clean
 
-.PHONY: bench all setup modules install load unload unit pytest-unit kernel-test test demo checkpatch clean
+.PHONY: bench all setup modules install load unload unit pytest-unit kernel-test owts-test test demo checkpatch clean
 
 # DKMS (docs/dkms.md): rebuild the modules for every new kernel.
 #   make dkms-install [KVER=release]   stage /usr/src/synctcp-VERSION, dkms add/build/install

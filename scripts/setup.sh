@@ -6,11 +6,13 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 
 # Debian packages: build tools, a VM kernel (image + headers) for virtme-ng,
-# the emulator, and the networking tools of the testbed.
+# the emulator, the networking tools of the testbed, and what the patched
+# test kernel of tcp_option/ builds from (linux-source-6.1, ccache).
 pkgs=(build-essential bc flex bison libelf-dev kmod
       linux-image-amd64 linux-headers-amd64 qemu-system-x86
       iperf3 iproute2 tcpdump ethtool procps python3-pip
-      dkms gpsd gpsd-clients chrony pps-tools mokutil)
+      dkms gpsd gpsd-clients chrony pps-tools mokutil
+      linux-source-6.1 libssl-dev ccache dwarves)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,0 +1,150 @@
+"""Malformed one-way-timestamp options against a patched kernel server.
+
+A fake peer (tools/synctcp/owts_peer.py, scapy on a packet socket) puts
+the option bytes on the wire that the kernel itself never would.  Each
+case sends good, bad, good, bad, good segments: the server must ACK every
+one, deliver the data intact, count each bad option in TCPOWTSRejected
+(never in TCPOWTSIn), echo no OTT right after a bad one and a measured OTT
+again after the next good one; and the kernel log stays clean (conftest).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Dict, List, Optional
+
+import pytest
+
+pytest.importorskip("scapy", reason="the fake peer needs scapy (make setup)")
+
+from conftest import owts_counters, set_owts  # noqa: E402
+from owtsnet import SRV_NS, OwtsNet, acked, owts_net, peer_for, server  # noqa: E402
+from synctcp.owts_peer import MALFORMED, FakePeer, Segment, now_tsval, owts_option  # noqa: E402
+
+__all__ = ["owts_net"]       # the fixture, used by name
+#: A send time this far in the past: the server must echo about this OTT.
+CLAIMED_OTT_US = 7000
+#: What the server's own processing may add to it under TCG emulation.
+SLACK_US = 5000
+#: Rejected options per bad segment (a repeated option: its second copy).
+REJECTS = {name: 1 for name in MALFORMED}
+
+
+@pytest.fixture(autouse=True)
+def server_owts_on(owts_net: OwtsNet) -> None:
+    set_owts(SRV_NS, True)
+
+
+def good() -> bytes:
+    return owts_option(tsval_us=(now_tsval() - CLAIMED_OTT_US) % (1 << 32))
+
+
+def echoed(segs: List[Segment], peer: FakePeer) -> List[Optional[int]]:
+    """ott_us of the server's segments that ACK all our data (None: 'none')."""
+    out = []
+    for s in segs:
+        if s.ack == peer.snd_nxt and s.opts.owts is not None:
+            out.append(s.opts.owts.ott_us)
+    return out
+
+
+def test_good_option_is_measured_and_echoed(owts_net: OwtsNet, results_dir: Path) -> None:
+    srv = server()
+    before = owts_counters(SRV_NS)
+    echoes: List[int] = []
+    with peer_for(owts_net, srv) as peer:
+        synack = peer.connect(owts=True)
+        assert peer.owts_negotiated
+        assert synack.opts.owts is not None and synack.opts.owts.ott_us is None
+        for k in range(10):
+            segs = peer.send(b"g%d" % k, options=[good()])
+            assert acked(segs, peer)
+            e = [x for x in echoed(segs, peer) if x is not None]
+            assert e, f"no OTT echoed for segment {k}"
+            echoes += e
+        peer.close()
+    assert srv.done.wait(15) and srv.error is None
+    d = {k: v - before[k] for k, v in owts_counters(SRV_NS).items()}
+    (results_dir / "owts-peer-echo.json").write_text(json.dumps(
+        {"claimed_ott_us": CLAIMED_OTT_US, "echoed_us": echoes, "counters": d}) + "\n")
+    assert all(CLAIMED_OTT_US <= x <= CLAIMED_OTT_US + SLACK_US for x in echoes), echoes
+    assert d["TCPOWTSRejected"] == 0
+    assert d["TCPOWTSIn"] >= 11                     # the SYN, ten data segments, the FIN...
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_malformed_option_is_ignored_and_counted(owts_net: OwtsNet, case: str) -> None:
+    srv = server()
+    before = owts_counters(SRV_NS)
+    sent = b""
+    with peer_for(owts_net, srv) as peer:
+        peer.connect(owts=True)
+        assert peer.owts_negotiated
+        for k in range(5):
+            bad = k % 2 == 1
+            data = f"{case}:{k}:".encode() + bytes([65 + k]) * 700
+            segs = peer.send(data, options=[MALFORMED[case]() if bad else good()], timeout=5)
+            assert acked(segs, peer), f"segment {k} not ACKed"
+            e = echoed(segs, peer)
+            assert e, f"the server's ACK of segment {k} has no option"
+            if bad:
+                assert e[-1] is None, f"OTT {e[-1]} echoed after a rejected option"
+            else:
+                assert e[-1] is not None and e[-1] >= CLAIMED_OTT_US, e
+            sent += data
+        peer.close(timeout=5)
+    assert srv.done.wait(15) and srv.error is None, srv.error
+    assert bytes(srv.data) == sent
+    d = {k: v - before[k] for k, v in owts_counters(SRV_NS).items()}
+    assert d["TCPOWTSRejected"] == 2 * REJECTS[case], d
+
+
+def test_option_on_the_syn_only(owts_net: OwtsNet) -> None:
+    """Negotiated, then never sent again: no rejections, data intact, and the
+    server goes on carrying the option with no OTT to echo."""
+    srv = server()
+    before = owts_counters(SRV_NS)
+    with peer_for(owts_net, srv) as peer:
+        peer.connect(owts=True)
+        for k in range(3):
+            segs = peer.send(b"plain%d" % k, options=[])
+            assert acked(segs, peer)
+            assert echoed(segs, peer) and all(x is None for x in echoed(segs, peer))
+        peer.close()
+    assert srv.done.wait(15) and bytes(srv.data) == b"plain0plain1plain2"
+    d = {k: v - before[k] for k, v in owts_counters(SRV_NS).items()}
+    # The SYN, the handshake's ACK and the FIN (the peer's defaults) carry it.
+    assert d["TCPOWTSRejected"] == 0 and d["TCPOWTSIn"] <= 3, d
+
+
+def test_option_without_negotiation_is_rejected(owts_net: OwtsNet) -> None:
+    """A peer that did not offer it on its SYN gets no option on the SYN-ACK,
+    and every option it sends afterwards is rejected and counted."""
+    srv = server()
+    before = owts_counters(SRV_NS)
+    with peer_for(owts_net, srv) as peer:
+        synack = peer.connect(owts=False)
+        assert synack.opts.owts_count == 0 and not peer.owts_negotiated
+        for k in range(3):
+            segs = peer.send(b"x%d" % k, options=[good()])
+            assert acked(segs, peer)
+        peer.close()
+    assert srv.done.wait(15) and bytes(srv.data) == b"x0x1x2"
+    assert not any(s.opts.owts_count for s in peer.received)
+    d = {k: v - before[k] for k, v in owts_counters(SRV_NS).items()}
+    assert d["TCPOWTSRejected"] == 3 and d["TCPOWTSIn"] == 0, d
+
+
+def test_server_off_ignores_the_offer(owts_net: OwtsNet) -> None:
+    set_owts(SRV_NS, False)
+    srv = server()
+    before = owts_counters(SRV_NS)
+    with peer_for(owts_net, srv) as peer:
+        synack = peer.connect(owts=True)
+        assert synack.opts.owts_count == 0
+        assert acked(peer.send(b"off", options=[]), peer)
+        peer.close()
+    assert srv.done.wait(15) and bytes(srv.data) == b"off"
+    d: Dict[str, int] = {k: v - before[k] for k, v in owts_counters(SRV_NS).items()}
+    assert d == {"TCPOWTSIn": 0, "TCPOWTSOut": 0, "TCPOWTSRejected": 0}

@@ -1,0 +1,213 @@
+"""The option between two patched kernel stacks: negotiation, carriage, accuracy, fallback.
+
+Every case captures the connection with tcpdump on the server's veth and
+decodes the capture with ``synctcp owts`` (tools/synctcp/owtsdump.py).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import statistics
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+import pytest
+
+from conftest import FWD_MS, REV_MS, Pair, owts_counters, set_owts
+from synctcp.owtsdump import Row, decode_file
+from synctcp_testbed.topology import in_netns
+
+PORT = 5301
+
+
+class Capture:
+    """tcpdump of the server's veth into PATH, started and stopped around a body."""
+
+    def __init__(self, ns: str, dev: str, path: Path) -> None:
+        self.ns, self.dev, self.path = ns, dev, path
+
+    def __enter__(self) -> "Capture":
+        self.path.unlink(missing_ok=True)
+        self.proc = subprocess.Popen(["ip", "netns", "exec", self.ns, "tcpdump", "-Z", "root",
+                                      "-U", "-n", "-s", "128", "-i", self.dev, "-w",
+                                      str(self.path), "tcp"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not (self.path.exists()
+                                                  and self.path.stat().st_size >= 24):
+            time.sleep(0.1)
+        time.sleep(0.5)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        time.sleep(0.5)
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+
+
+def transfer(pair: Pair, port: int, seconds: float, chunk: int = 4 * 1448,
+             period: float = 0.01) -> Tuple[int, int]:
+    """Client in A sends ``chunk`` bytes every ``period`` for ``seconds`` to B.
+
+    Paced well below what the path carries, so that no queue builds: the
+    OTT is the netem delay plus the stack's own time.  Returns (sent, received).
+    """
+    with in_netns(pair.b):
+        ls = socket.socket()
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind((pair.b_ip, port))
+    ls.listen(1)
+    ls.settimeout(20)
+    got = [0]
+
+    def serve() -> None:
+        conn, _ = ls.accept()
+        conn.settimeout(20)
+        with conn:
+            for _ in range(1_000_000):         # bounded; ends at EOF
+                b = conn.recv(65536)
+                if not b:
+                    break
+                got[0] += len(b)
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    with in_netns(pair.a):
+        cs = socket.socket()
+    sent = 0
+    with cs:
+        cs.settimeout(20)
+        cs.connect((pair.b_ip, port))
+        data = b"x" * chunk
+        end = time.monotonic() + seconds
+        for _ in range(int(seconds / period) + 1):
+            if time.monotonic() >= end:
+                break
+            cs.sendall(data)
+            sent += chunk
+            time.sleep(period)
+        cs.shutdown(socket.SHUT_WR)
+        t.join(30)
+    ls.close()
+    return sent, got[0]
+
+
+def pct(values: List[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+def distribution(values_us: List[int], expect_ms: float) -> Dict[str, float]:
+    err = [v / 1000.0 - expect_ms for v in values_us]
+    return {"n": len(values_us), "expect_ms": expect_ms,
+            "median_ms": statistics.median(values_us) / 1000.0,
+            "min_err_ms": min(err), "p10_err_ms": pct(err, 0.10),
+            "median_err_ms": statistics.median(err), "p90_err_ms": pct(err, 0.90),
+            "p99_err_ms": pct(err, 0.99), "max_err_ms": max(err),
+            "within_0.2ms_pct": 100.0 * sum(abs(e) <= 0.2 for e in err) / len(err)}
+
+
+def rows_of(path: Path) -> List[Row]:
+    rows, _ = decode_file(str(path))
+    assert rows, f"nothing captured in {path}"
+    return rows
+
+
+def deltas(pair: Pair, before: Dict[str, Dict[str, int]]) -> Dict[str, Dict[str, int]]:
+    return {ns: {k: v - before[ns][k] for k, v in owts_counters(ns).items()}
+            for ns in (pair.a, pair.b)}
+
+
+def test_sysctl_is_per_namespace_and_off_by_default(pair: Pair) -> None:
+    from conftest import run
+    assert Path("/proc/sys/net/ipv4/tcp_owts").read_text().strip() == "0"
+    assert run("sysctl", "-n", "net.ipv4.tcp_owts", ns=pair.a).stdout.strip() == "0"
+    set_owts(pair.a, True)
+    try:
+        assert run("sysctl", "-n", "net.ipv4.tcp_owts", ns=pair.a).stdout.strip() == "1"
+        assert run("sysctl", "-n", "net.ipv4.tcp_owts", ns=pair.b).stdout.strip() == "0"
+        assert Path("/proc/sys/net/ipv4/tcp_owts").read_text().strip() == "0"
+        bad = run("sysctl", "-qw", "net.ipv4.tcp_owts=2", ns=pair.a, check=False)
+        assert bad.returncode != 0                  # a boolean: 0 or 1 only
+    finally:
+        set_owts(pair.a, False)
+
+
+def test_negotiated_carried_and_accurate(pair: Pair, results_dir: Path) -> None:
+    """Both ends on: SYN and SYN-ACK offer it, every later segment carries it, and
+    the OTTs read 20 ms forward and 5 ms reverse to within 0.2 ms (median)."""
+    set_owts(pair.a, True)
+    set_owts(pair.b, True)
+    before = {ns: owts_counters(ns) for ns in (pair.a, pair.b)}
+    cap = results_dir / "owts-both-on.pcap"
+    try:
+        with Capture(pair.b, pair.b_dev, cap):
+            sent, got = transfer(pair, PORT, seconds=6.0)
+    finally:
+        set_owts(pair.a, False)
+        set_owts(pair.b, False)
+    d = deltas(pair, before)
+    assert got == sent > 0
+    rows = rows_of(cap)
+    syn = [r for r in rows if r.flags & 0x12 == 0x02]
+    synack = [r for r in rows if r.flags & 0x12 == 0x12]
+    assert syn and all(r.option is not None and r.option.ott_us is None for r in syn)
+    assert synack and all(r.option is not None and r.option.ott_us is None for r in synack)
+    later = [r for r in rows if not r.flags & 0x02]
+    missing = [r for r in later if r.option is None or r.problems]
+    assert not missing, f"{len(missing)} of {len(later)} segments without a valid option"
+    fwd = [r.option.ott_us for r in later
+           if r.src[0] == pair.b_ip and r.option.ott_us is not None]
+    rev = [r.option.ott_us for r in later
+           if r.src[0] == pair.a_ip and r.option.ott_us is not None]
+    assert len(fwd) > 100 and len(rev) > 100
+    result = {"forward": distribution(fwd, FWD_MS), "reverse": distribution(rev, REV_MS),
+              "segments": len(rows), "counters": d,
+              "kernel": Path("/proc/sys/kernel/osrelease").read_text().strip()}
+    (results_dir / "owts-accuracy.json").write_text(json.dumps(result, indent=1) + "\n")
+    print("\nOWTS accuracy:", json.dumps(result, indent=1))
+    assert abs(result["forward"]["median_err_ms"]) <= 0.2, result["forward"]
+    assert abs(result["reverse"]["median_err_ms"]) <= 0.2, result["reverse"]
+    # The capture is on B: every segment B sent and every one A's netem let through.
+    a_sent = sum(r.src[0] == pair.a_ip for r in rows)
+    b_sent = sum(r.src[0] == pair.b_ip for r in rows)
+    assert d[pair.a]["TCPOWTSOut"] >= a_sent and d[pair.b]["TCPOWTSOut"] >= b_sent
+    assert d[pair.b]["TCPOWTSIn"] >= a_sent and d[pair.a]["TCPOWTSIn"] >= b_sent
+    assert d[pair.a]["TCPOWTSRejected"] == d[pair.b]["TCPOWTSRejected"] == 0
+
+
+@pytest.mark.parametrize("off", ["server", "client"])
+def test_one_side_off_falls_back_cleanly(pair: Pair, results_dir: Path, off: str) -> None:
+    """With the sysctl off on one side no segment after the SYN carries the option,
+    nothing is rejected, and the data arrive as without the patch."""
+    on_ns = pair.a if off == "server" else pair.b
+    set_owts(on_ns, True)
+    before = {ns: owts_counters(ns) for ns in (pair.a, pair.b)}
+    cap = results_dir / f"owts-{off}-off.pcap"
+    try:
+        with Capture(pair.b, pair.b_dev, cap):
+            sent, got = transfer(pair, PORT + (1 if off == "server" else 2), seconds=2.0)
+    finally:
+        set_owts(on_ns, False)
+    d = deltas(pair, before)
+    assert got == sent > 0
+    rows = rows_of(cap)
+    with_opt = [r for r in rows if r.count]
+    syns = [r for r in rows if r.flags & 0x12 == 0x02]
+    if off == "server":
+        assert syns and all(r.count == 1 for r in syns)        # the client offers it...
+        assert with_opt == syns                                # ...and nothing else has it
+        assert d[pair.a]["TCPOWTSOut"] == len(syns)
+    else:
+        assert not with_opt
+        assert d[pair.b]["TCPOWTSOut"] == 0
+    for ns in (pair.a, pair.b):
+        assert d[ns]["TCPOWTSRejected"] == 0 and d[ns]["TCPOWTSIn"] == 0, d
