@@ -3,7 +3,8 @@
 #
 #   make            build the modules (kmod/*.ko)
 #   make demo       the modules against reno/cubic on emulated bottlenecks (VM or native);
-#                   DEMO_ARGS="--cc reno,cubic,sync --no-small-buffer" for a shorter one
+#                   DEMO_ARGS="--cc reno,cubic,sync --no-small-buffer" for a shorter one;
+#                   MININET=1 runs it on Mininet (results/demo-mininet/)
 #   make test       unit tests, Python tests and kernel tests in a VM (also the
 #                   patched kernel of tcp_option/: built once, then cached)
 #   make bench      weigle-ftp and gu-smallbuffer, figures and ratios to Reno/CUBIC;
@@ -65,10 +66,19 @@ bench: setup modules
 	$(PYTHON) -m synctcp_testbed.bench --out $(RESULTS)/bench $(BENCH_ARGS) && \
 	echo "make bench: done in $$(( $$(date +%s) - start )) s; see $(RESULTS)/bench/"
 
+# MININET=1: the same two parts on Mininet (synctcp_mininet.demo, docs/mininet.md)
+ifeq ($(MININET),1)
+DEMO_MODULE := synctcp_mininet.demo
+DEMO_OUT := $(RESULTS)/demo-mininet
+else
+DEMO_MODULE := synctcp_testbed.demo
+DEMO_OUT := $(RESULTS)/demo
+endif
+
 demo: setup modules
 	@start=$$(date +%s); \
-	$(VMRUN) $(PYTHON) -m synctcp_testbed.demo --out $(RESULTS)/demo $(DEMO_ARGS) && \
-	echo "make demo: done in $$(( $$(date +%s) - start )) s; see $(RESULTS)/demo/"
+	$(VMRUN) $(PYTHON) -m $(DEMO_MODULE) --out $(DEMO_OUT) $(DEMO_ARGS) && \
+	echo "make demo: done in $$(( $$(date +%s) - start )) s; see $(DEMO_OUT)/"
 
 checkpatch:
 	@scripts/checkpatch.sh

@@ -12,7 +12,8 @@ pkgs=(build-essential bc flex bison libelf-dev kmod
       linux-image-amd64 linux-headers-amd64 qemu-system-x86
       iperf3 iproute2 tcpdump ethtool procps python3-pip
       dkms gpsd gpsd-clients chrony pps-tools mokutil
-      linux-source-6.1 libssl-dev ccache dwarves)
+      linux-source-6.1 libssl-dev ccache dwarves
+      mininet)   # Mininet 2.3 (python3-mininet for the system python; no Open vSwitch: docs/mininet.md)
 
 missing=()
 for p in "${pkgs[@]}"; do
@@ -48,7 +49,7 @@ fi
 
 # Python: virtme-ng and this project's package (editable, with its deps).
 py=${PYTHON:-python3}
-if ! command -v vng >/dev/null || ! "$py" -c 'import synctcp, synctcp_testbed, pyroute2, matplotlib, rich, pytest, scapy' 2>/dev/null ||
+if ! command -v vng >/dev/null || ! "$py" -c 'import synctcp, synctcp_testbed, synctcp_mininet, pyroute2, matplotlib, rich, pytest, scapy' 2>/dev/null ||
 	[ "$("$py" -c 'import synctcp, os; print(os.path.realpath(synctcp.__file__))' 2>/dev/null)" != "$here/tools/synctcp/__init__.py" ]; then
 	echo "setup: installing Python packages (virtme-ng, synctcp)"
 	pipargs=(-q --root-user-action=ignore --disable-pip-version-check virtme-ng pytest scapy -e "$here")

@@ -4,6 +4,7 @@
     synctcp-testbed show weigle-ftp              a scenario, resolved, and its cases
     synctcp-testbed run weigle-ftp --duration 60 --cc reno,cubic,sync
     synctcp-testbed run my.toml --aqm droptail,red-ecn --out results/my
+    synctcp-testbed run gu-smallbuffer --backend mininet   the same cases on Mininet
     synctcp-testbed report RUNDIR                regenerate plots and report.html
 
 ``run`` needs root and a kernel that can load the modules.  Where this host
@@ -129,7 +130,7 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
     try:
         run_scenario(sc, out, ccs, aqms, command=["synctcp-testbed", *argv], log=log,
-                     capture=args.capture)
+                     capture=args.capture, backend=args.backend)
     except (RunError, TopologyError) as exc:
         console.log(f"[red]failed:[/red] {exc}")
         return 1
@@ -212,6 +213,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-report", action="store_true", help="skip plots and report.html")
     s.add_argument("--capture", action="store_true",
                    help="tcpdump the first flow's headers at its sender (CASE/f01.pcap)")
+    s.add_argument("--backend", choices=("netns", "mininet"), default="netns",
+                   help="who builds the topology: ip netns (default) or Mininet (docs/mininet.md)")
     s = sub.add_parser("report", help="regenerate plots, summary.csv and report.html")
     s.add_argument("rundir")
     return p

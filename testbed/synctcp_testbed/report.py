@@ -584,7 +584,8 @@ def meta_section(run: Run) -> str:
     """Metadata table and the resolved scenario (collapsible)."""
     m = run.meta
     items = [("scenario", run.scenario_name), ("started (UTC)", m.get("started_utc")),
-             ("kernel", m.get("kernel")), ("platform", m.get("platform")), ("host", m.get("host")),
+             ("kernel", m.get("kernel")), ("platform", m.get("platform")),
+             ("backend", m.get("backend") or "netns"), ("host", m.get("host")),
              ("git", m.get("git")), ("tool version", m.get("tool_version")),
              ("seed", m.get("seed"))]
     rows = [f"<tr><th>{esc(k)}</th><td>{esc(DASH if v is None else v)}</td></tr>"

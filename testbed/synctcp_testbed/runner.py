@@ -188,6 +188,29 @@ def build_topology(case: Case, prefix: str = "st") -> Topology:
     return topo
 
 
+#: topology backends: who builds a case's network (``--backend``)
+BACKENDS = ("netns", "mininet")
+
+
+def topology_builder(backend: str = "netns") -> Callable[[Case, str], Topology]:
+    """The function that builds a case's topology on ``backend``.
+
+    ``netns``: :func:`build_topology` (``ip netns``, veths, tc).  ``mininet``:
+    the same topology built by Mininet, its hosts' namespaces named as the
+    testbed names them (``synctcp_mininet.backend``), so everything after
+    the build is this module's unchanged code.
+    """
+    if backend == "netns":
+        return build_topology
+    if backend == "mininet":
+        try:
+            from synctcp_mininet.backend import build_topology as mininet_topology
+        except ImportError as exc:
+            raise RunError(f"backend mininet: {exc}") from exc
+        return mininet_topology
+    raise RunError(f"unknown backend {backend!r}: one of {', '.join(BACKENDS)}")
+
+
 def pair_nodes(sc: Scenario) -> List[Tuple[str, str]]:
     """(sender-side node, receiver-side node) of each end-to-end pair."""
     n = len(sc.topology.rtts_ms)
@@ -328,9 +351,11 @@ class CaseRun:
     def __init__(self, case: Case, case_dir: Path, prefix: str = "st",
                  log: Callable[[str], None] = lambda s: None,
                  queue_hz: float = 100.0, diag_hz: Optional[float] = None,
-                 capture: bool = False):
+                 capture: bool = False, backend: str = "netns"):
         self.case, self.dir, self.prefix, self.log = case, case_dir, prefix, log
         self.capture = capture
+        self.backend = backend
+        self.build_topology = topology_builder(backend)
         self.queue_hz = queue_hz
         in_vm = os.environ.get("SYNCTCP_IN_VM") == "1"
         self.diag_hz = diag_hz or (2.0 if in_vm else 10.0)
@@ -344,7 +369,7 @@ class CaseRun:
         self.dir.mkdir(parents=True, exist_ok=True)
         for cc in {case.cc, sc.traffic.minority_of, sc.traffic.rev_cc} - {"", "udp"}:
             ensure_cc(cc)
-        topo = build_topology(case, self.prefix)
+        topo = self.build_topology(case, self.prefix)
         # the diag sampler imports for seconds under emulation: let it do so
         # while the namespaces are built
         self._start_diag()
@@ -352,7 +377,7 @@ class CaseRun:
         try:
             with topo:
                 self.log(f"{case.id}: topology of {len(topo.nodes)} namespaces built in "
-                         f"{time.monotonic() - t_build:.1f} s")
+                         f"{time.monotonic() - t_build:.1f} s ({self.backend})")
                 (self.dir / "topology.sh").write_text(topo.script)
                 for node in topo.nodes.values():
                     if not node.router:
@@ -709,8 +734,9 @@ def _load_json(path: Path) -> Optional[Dict[str, Any]]:
 def run_scenario(sc: Scenario, out: Path, ccs: Optional[List[str]] = None,
                  aqms: Optional[List[str]] = None, command: Optional[List[str]] = None,
                  log: Callable[[str], None] = print, progress: Any = None,
-                 capture: bool = False) -> Path:
-    """Run every case of ``sc`` into directory ``out``; returns it."""
+                 capture: bool = False, backend: str = "netns") -> Path:
+    """Run every case of ``sc`` into directory ``out`` on ``backend``; returns it."""
+    topology_builder(backend)       # refuse an unusable backend before anything runs
     out.mkdir(parents=True, exist_ok=True)
     cases = sc.cases(ccs, aqms)
     skipped = []
@@ -725,14 +751,14 @@ def run_scenario(sc: Scenario, out: Path, ccs: Optional[List[str]] = None,
         "schema": 1, "scenario_name": sc.name, "scenario": sc.as_dict(), "seed": sc.seed,
         "started_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "command": command or sys.argv, "kernel": platform.release(), "host": platform.node(),
-        "platform": platform_name(), "tool_version": __version__, "git": git_describe(),
+        "platform": platform_name(), "backend": backend, "tool_version": __version__, "git": git_describe(),
         "modules": {}, "skipped_cases": skipped,
     }
     (out / "meta.json").write_text(json.dumps(meta, indent=1))
     results: List[Dict[str, Any]] = []
     for i, case in enumerate(cases, 1):
         log(f"[{i}/{len(cases)}] {case.id}")
-        res = CaseRun(case, out / case.id, log=log, capture=capture).run()
+        res = CaseRun(case, out / case.id, log=log, capture=capture, backend=backend).run()
         results.append(res)
         _write_summary(out, sc, results)
         if progress:
