@@ -89,7 +89,7 @@ def test_backend_names_the_namespaces_and_removes_them() -> None:
 
 
 def _tiny(tmp_path: Path, name: str, ccs: list, duration: float, warmup: float,
-          rtts: str = "[40]") -> Path:
+          rtts: str = "[40]", rate: float = 10) -> Path:
     path = tmp_path / f"{name}.toml"
     path.write_text(f"""
 name = "{name}"
@@ -99,7 +99,7 @@ duration_s = {duration}
 warmup_s = {warmup}
 [topology]
 kind = "dumbbell"
-rate_mbit = 10
+rate_mbit = {rate}
 rtts_ms = {rtts}
 queue_pkts = 50
 """)
@@ -107,7 +107,7 @@ queue_pkts = 50
 
 
 def test_every_module_runs_on_mininet_to_a_complete_report(tmp_path: Path) -> None:
-    sc = load_scenario(str(_tiny(tmp_path, "mn-modules", ["sync", "mixreact", "etcp"], 8, 2)))
+    sc = load_scenario(str(_tiny(tmp_path, "mn-modules", ["sync", "mixreact", "etcp"], 5, 1)))
     out = runner.run_scenario(sc, tmp_path / "run", backend="mininet", log=print)
     write_summary_csv(out)
     write_report(out)
@@ -117,7 +117,7 @@ def test_every_module_runs_on_mininet_to_a_complete_report(tmp_path: Path) -> No
     assert [c["cc"] for c in summary["cases"]] == ["sync", "mixreact", "etcp"]
     for case in summary["cases"]:
         assert [b["link"] for b in case["bottlenecks"]] == ["lr", "lr-rev"]
-        # complete, not fast: one 8 s flow of a delay-based module may use little of the link
+        # complete, not fast: one 5 s flow of a delay-based module may use little of the link
         assert case["bottlenecks"][0]["samples"] > 0 and case["bottlenecks"][0]["utilization"] > 0
         assert case["goodput_mbit"] > 0
         cdir = out / case["id"]
@@ -132,11 +132,12 @@ def test_every_module_runs_on_mininet_to_a_complete_report(tmp_path: Path) -> No
 def test_netns_and_mininet_agree_on_goodput_and_queue(tmp_path: Path) -> None:
     """The same scenario on both backends: goodput and mean queue within 15%.
 
-    Two Reno flows (40 and 80 ms) on a 10 Mbit/s, 50-packet drop-tail
-    dumbbell, 25 s with 5 s of warm-up.  The figures are printed and kept
-    in results/kernel-tests/mininet-crosscheck.json.
+    Two Reno flows (40 and 80 ms) on a 5 Mbit/s, 50-packet drop-tail
+    dumbbell (the buffer is over 2 BDP: the link stays busy, far below
+    what the TCG VM forwards), 20 s with 4 s of warm-up.  The figures are
+    printed and kept in results/kernel-tests/mininet-crosscheck.json.
     """
-    sc = load_scenario(str(_tiny(tmp_path, "crosscheck", ["reno"], 25, 5, "[40, 80]")))
+    sc = load_scenario(str(_tiny(tmp_path, "crosscheck", ["reno"], 20, 4, "[40, 80]", rate=5)))
     got = {}
     for backend in ("netns", "mininet"):
         t0 = time.monotonic()
