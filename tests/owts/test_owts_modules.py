@@ -77,28 +77,29 @@ def bulk(pair: Pair, cc: str, port: int, seconds: float) -> List[Dict[str, Any]]
         cs = socket.socket()
         ds = open_diag_socket()
     records: List[Dict[str, Any]] = []
-    stop = threading.Event()
 
     def poll() -> None:
-        while not stop.wait(0.25):
-            for st in list_sockets(cc=[cc], ds=ds, families=(socket.AF_INET,)):
-                if st.dport == port and st.synctcp:
-                    records.append(st.synctcp)
+        # from this thread: a pyroute2 socket belongs to the thread that made it
+        for st in list_sockets(cc=[cc], ds=ds, families=(socket.AF_INET,)):
+            if st.dport == port and st.synctcp:
+                records.append(st.synctcp)
 
     with cs:
         cs.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, cc.encode())
         cs.settimeout(20)
         cs.connect((pair.b_ip, port))
-        p = threading.Thread(target=poll, daemon=True)
-        p.start()
-        data = b"y" * (1 << 16)
+        data = b"y" * (1 << 14)
         end = time.monotonic() + seconds
-        for _ in range(100_000):
-            if time.monotonic() >= end:
+        next_poll = time.monotonic() + 0.25
+        for _ in range(1_000_000):
+            now = time.monotonic()
+            if now >= end:
                 break
             cs.sendall(data)
-        stop.set()
-        p.join(5)
+            if now >= next_poll:
+                poll()
+                next_poll = now + 0.25
+        poll()
         cs.shutdown(socket.SHUT_WR)
         t.join(30)
     ds.close()

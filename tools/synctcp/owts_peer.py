@@ -29,7 +29,7 @@ API::
     peer.received                               # every server segment so far (Segment)
 
 - ``connect(owts, timestamps=True, sack=True, wscale=7, mss=1460,
-  syn_options=None)`` returns the SYN-ACK (:class:`Segment`) and sends the
+  syn_options=None, ack_options=None)`` returns the SYN-ACK (:class:`Segment`) and sends the
   handshake ACK.  ``syn_options`` (raw bytes) replaces the SYN's whole
   option list.  ``peer.owts_negotiated`` tells whether the SYN-ACK carried
   the option too.
@@ -48,7 +48,7 @@ API::
   ``repeated``, ``absurd-tsval-plus-1h``, ``absurd-tsval-minus-1h``,
   ``absurd-ott``.  The two connection-level cases, "option on the SYN
   only" and "option on a connection that never negotiated it", are
-  ``connect(owts=True)`` then ``send(data, options=[])``, and
+  ``connect(owts=True, ack_options=[])`` then ``send(data, options=[])``, and
   ``connect(owts=False)`` then ``send(data, options=[owts_option()])``.
 - :func:`build_frame` makes one Ethernet frame (bytes) from header fields
   and raw options, for tests without a network.
@@ -423,8 +423,12 @@ class FakePeer:
     def connect(self, owts: bool = True, timestamps: bool = True, sack: bool = True,
                 wscale: Optional[int] = 7, mss: Optional[int] = 1460,
                 syn_options: Optional[bytes] = None, timeout: float = 3.0,
-                tries: int = 3) -> Segment:
-        """Handshake; returns the SYN-ACK.  Raises PeerError without one (or on a RST)."""
+                tries: int = 3, ack_options: Optional[Sequence[bytes]] = None) -> Segment:
+        """Handshake; returns the SYN-ACK.  Raises PeerError without one (or on a RST).
+
+        ``ack_options`` (raw bytes after the timestamps) for the handshake's
+        ACK; None: the defaults of :meth:`send` (OWTS when negotiated).
+        """
         if self.irs is not None:
             raise PeerError("already connected")
         self.owts_offered = owts
@@ -450,7 +454,7 @@ class FakePeer:
         self.owts_negotiated = owts and synack.opts.owts is not None
         self.server_mss = synack.opts.mss
         self.server_wscale = synack.opts.wscale
-        self._send_ack()
+        self._send_ack(ack_options)
         return synack
 
     def send(self, data: bytes, options: Optional[Sequence[bytes]] = None, flags: str = "PA",
