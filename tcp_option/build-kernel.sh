@@ -13,8 +13,8 @@
 # built with ccache.
 #
 # Everything lives under ~/.cache/synctcp/kernel/linux-SERIES-owts-KEY/, KEY
-# being a hash of the patches, the config fragment, this script and the
-# source package version: an unchanged series is never rebuilt, a changed
+# being a hash of the patches, the config fragment and the source package
+# version: an unchanged series is never rebuilt, a changed
 # one gets a new directory (older ones of the same series are removed).
 # ~/.cache/synctcp/kernel/linux-SERIES-owts points at the newest.  The last
 # line printed is the build directory (O=): BUILD/arch/x86/boot/bzImage is
@@ -54,12 +54,13 @@ source_tarball() {
 		. "$repo/scripts/private-apt.sh"
 		private_apt_init sid
 		local deb
-		deb=$(ls "$APTDIR"/debs/linux-source-"$series"_*.deb 2>/dev/null | sort -V | tail -n1)
+		deb=$(ls "$APTDIR"/debs/linux-source-"$series"_*.deb 2>/dev/null | sort -V | tail -n1 || true)
 		if [ -z "$deb" ]; then
 			log "downloading linux-source-$series from sid"
 			apt-get -q "${APTOPTS[@]}" update >&2
 			(cd "$APTDIR/debs" && apt-get -q "${APTOPTS[@]}" download "linux-source-$series" >&2)
-			deb=$(ls "$APTDIR"/debs/linux-source-"$series"_*.deb | sort -V | tail -n1)
+			deb=$(ls "$APTDIR"/debs/linux-source-"$series"_*.deb 2>/dev/null | sort -V | tail -n1 || true)
+			[ -n "$deb" ] || { log "no linux-source-$series in sid"; return 1; }
 		fi
 		local out=$cache/kernel/linux-source-$series.tar.xz
 		if [ ! -f "$out" ] || [ "$deb" -nt "$out" ]; then
@@ -79,8 +80,9 @@ mkdir -p "$cache/kernel"
 exec 8>"$cache/kernel/.build-$series.lock"
 flock 8
 
-read -r tarball version < <(source_tarball)
-key=$( (cat "${patches[@]}" "$here/kernel.config" "$0"; echo "$version") |
+src_info=$(source_tarball) || die "cannot get the linux-source-$series package"
+read -r tarball version <<<"$src_info"
+key=$( (cat "${patches[@]}" "$here/kernel.config"; echo "$version") |
 	sha256sum | cut -c1-12)
 dir=$cache/kernel/linux-$series-owts-$key
 build=$dir/build

@@ -3,7 +3,10 @@
 # port-check.sh [SERIES]: apply tcp_option/linux-SERIES/ to a fresh tree of
 # that kernel (build-kernel.sh --config-only: fetch, patch, configure) and
 # compile what the series touches: net/ipv4/, net/ipv6/ and
-# net/core/filter.o, with warnings as the kernel's own build shows them.
+# net/core/filter.o, with warnings as the kernel's own build shows them;
+# then kmod/ against the patched headers with W=1 (the option source,
+# TCP_OWTS_API, compiled in).  modpost cannot resolve symbols without a
+# vmlinux: its warnings are not counted, the compiler's are.
 # Quicker than a whole kernel (SERIES=7.2 make -C tcp_option kernel).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,9 +23,22 @@ if ! { make -s -C "$src" O="$build" CC="ccache gcc" -j"$(nproc)" prepare &&
 	echo "port-check: linux-$series FAILED (log: $log)" >&2
 	exit 1
 fi
+kmod=$(dirname "$build")/kmod
+rm -rf "$kmod" && mkdir -p "$kmod"
+cp -r "$here/../kmod/Kbuild" "$here/../kmod/core" "$here"/../kmod/*.c "$kmod/"
+rm -f "$kmod"/core/*.o
+if ! { make -s -C "$src" O="$build" CC="ccache gcc" -j"$(nproc)" modules_prepare &&
+	make -C "$build" M="$kmod" CC="ccache gcc" KBUILD_MODPOST_WARN=1 W=1 modules; } \
+	>>"$log" 2>&1 || [ ! -f "$kmod/tcp_sync.ko" ]; then
+	grep -E 'error' "$log" | head -20 >&2
+	echo "port-check: kmod/ does not build against linux-$series (log: $log)" >&2
+	exit 1
+fi
+grep -q '^#define TCP_OWTS_API' "$src/include/net/tcp.h" ||
+	{ echo "port-check: the series did not define TCP_OWTS_API" >&2; exit 1; }
 if grep -q 'warning:' "$log"; then
 	grep 'warning:' "$log" | head -20 >&2
 	echo "port-check: linux-$series compiles with warnings (log: $log)" >&2
 	exit 1
 fi
-echo "port-check: linux-$series series applies, net/ compiles without warnings ($(( $(date +%s) - start )) s)"
+echo "port-check: linux-$series series applies; net/ and kmod/ (W=1) compile without warnings ($(( $(date +%s) - start )) s)"
