@@ -114,6 +114,9 @@ missing=$(grep -E '^CONFIG_[A-Z0-9_]+=y$' "$here/kernel.config" | while read -r 
 	grep -qx "$want" "$build/.config" || echo "${want%=y}"
 done)
 [ -z "$missing" ] || die "configuration lacks:" $missing
+for old in "$cache/kernel/linux-$series-owts-"*; do     # stale series
+	[ "$old" = "$dir" ] || [ -L "$old" ] || rm -rf "$old"
+done
 [ "$config_only" = 0 ] || { echo "$build"; exit 0; }
 
 log "building bzImage and modules with $(nproc) jobs (log: $dir/build.log)"
@@ -127,8 +130,5 @@ fi
 secs=$(($(date +%s) - start))
 echo "built in ${secs} s on $(date -u +%FT%TZ), $(nproc) cores, $version" >"$dir/.done"
 ln -sfn "$dir" "$cache/kernel/linux-$series-owts"
-for old in "$cache/kernel/linux-$series-owts-"*; do
-	[ "$old" = "$dir" ] || rm -rf "$old"
-done
 log "built in ${secs} s: $build/arch/x86/boot/bzImage"
 echo "$build"
