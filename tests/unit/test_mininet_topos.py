@@ -6,7 +6,9 @@ in tests/kernel/test_mininet.py.
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -31,7 +33,10 @@ def test_mininet_is_the_real_one_not_this_repositorys_directory() -> None:
     import mininet.topo
 
     assert mininet.topo.__file__.endswith("mininet/topo.py")
-    assert "dist-packages" in mininet.topo.__file__ or "site-packages" in mininet.topo.__file__
+    real = os.path.realpath(mininet.topo.__file__)
+    assert "dist-packages" in real or "site-packages" in real, real
+    repo = Path(__file__).resolve().parents[2]
+    assert not real.startswith(str(repo)), real
 
 
 def test_topo_has_the_testbeds_nodes_interfaces_and_addresses() -> None:
