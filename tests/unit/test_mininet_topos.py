@@ -7,7 +7,6 @@ in tests/kernel/test_mininet.py.
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
