@@ -18,12 +18,12 @@ into ``--out``.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
+from synctcp_testbed.demo import parser as demo_parser
 from synctcp_testbed.demo import print_table
 from synctcp_testbed.scenario import Scenario, TopologySpec
 
@@ -58,17 +58,7 @@ def rows(out: Path) -> List[Dict[str, Any]]:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", type=Path, default=Path("results/demo-mininet"))
-    ap.add_argument("--cc", default="reno,cubic,sync,mixreact")
-    ap.add_argument("--flows", type=int, default=3)
-    ap.add_argument("--seconds", type=float, default=10)
-    ap.add_argument("--rate-mbit", type=float, default=20)
-    ap.add_argument("--rtt-ms", type=float, default=40)
-    ap.add_argument("--queue-pkts", type=int, default=100)
-    ap.add_argument("--small-buffer-cc", default="etcp,reno,cubic")
-    ap.add_argument("--no-small-buffer", action="store_true")
-    args = ap.parse_args(argv)
+    args = demo_parser(__doc__.split("\n")[0], Path("results/demo-mininet")).parse_args(argv)
 
     from synctcp_testbed.report import write_report, write_summary_csv
     from synctcp_testbed.runner import RunError, run_scenario

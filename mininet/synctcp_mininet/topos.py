@@ -35,13 +35,12 @@ PIE.  ``docs/mininet.md`` has the details.
 
 from __future__ import annotations
 
-import ctypes
+import contextlib
 import os
 import sys
 import tempfile
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, List, Optional
 
 if __package__ in (None, ""):
     # loaded by ``mn --custom FILE`` (exec'd, no package): find our packages
@@ -60,25 +59,11 @@ from mininet.topo import Topo  # noqa: E402
 
 from synctcp_testbed.qdisc import NETEM_LIMIT, Egress  # noqa: E402
 from synctcp_testbed.topology import (Topology, _set_offloads,  # noqa: E402
-                                      _write_sysctls)
+                                      _write_sysctls, in_netns_file)
 
-CLONE_NEWNET = 0x40000000
-
-
-@contextmanager
-def in_pid_netns(pid: int) -> Iterator[None]:
+def in_pid_netns(pid: int) -> "contextlib.AbstractContextManager[None]":
     """Run the body in the network namespace of process ``pid`` (a Mininet node)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    home = os.open("/proc/self/ns/net", os.O_RDONLY)
-    target = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
-    try:
-        if libc.setns(target, CLONE_NEWNET) != 0:
-            raise OSError(ctypes.get_errno(), f"setns(pid {pid}) failed")
-        yield
-    finally:
-        libc.setns(home, CLONE_NEWNET)
-        os.close(target)
-        os.close(home)
+    return in_netns_file(f"/proc/{pid}/ns/net", f"of pid {pid}")
 
 
 # ---------------------------------------------------------------------------

@@ -130,9 +130,10 @@ def run_part(cfg: DumbbellConfig, ccs: List[str], flows: int, seconds: float,
     return results
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", type=Path, default=Path("results/demo"))
+def parser(description: str, out: Path) -> argparse.ArgumentParser:
+    """The demo's options (shared with synctcp_mininet.demo)."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--out", type=Path, default=out)
     ap.add_argument("--cc", default="reno,cubic,sync,mixreact")
     ap.add_argument("--flows", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=10)
@@ -141,7 +142,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--queue-pkts", type=int, default=100)
     ap.add_argument("--small-buffer-cc", default="etcp,reno,cubic")
     ap.add_argument("--no-small-buffer", action="store_true")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = parser(__doc__.split("\n")[0], Path("results/demo")).parse_args(argv)
 
     ccs = [c.strip() for c in args.cc.split(",") if c.strip()]
     sb_ccs = [] if args.no_small_buffer else [c.strip() for c in args.small_buffer_cc.split(",")

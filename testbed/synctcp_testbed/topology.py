@@ -30,6 +30,7 @@ import socket
 import struct
 import subprocess
 from collections import deque
+import contextlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,23 +47,29 @@ class TopologyError(RuntimeError):
 
 
 @contextmanager
-def in_netns(name: str) -> Iterator[None]:
-    """Run the body in network namespace ``name``; sockets opened stay there."""
+def in_netns_file(path: str, what: str) -> Iterator[None]:
+    """Run the body in the network namespace of ``path`` (a netns file, e.g.
+    /proc/PID/ns/net); sockets opened stay there.  ``what`` names it in errors."""
     libc = ctypes.CDLL(None, use_errno=True)
     home = os.open("/proc/self/ns/net", os.O_RDONLY)
     try:
-        target = os.open(NETNS_DIR / name, os.O_RDONLY)
+        target = os.open(path, os.O_RDONLY)
     except FileNotFoundError:
         os.close(home)
-        raise TopologyError(f"no network namespace {name}") from None
+        raise TopologyError(f"no network namespace {what}") from None
     try:
         if libc.setns(target, CLONE_NEWNET) != 0:
-            raise OSError(ctypes.get_errno(), f"setns({name}) failed")
+            raise OSError(ctypes.get_errno(), f"setns({what}) failed")
         yield
     finally:
         libc.setns(home, CLONE_NEWNET)
         os.close(target)
         os.close(home)
+
+
+def in_netns(name: str) -> "contextlib.AbstractContextManager[None]":
+    """Run the body in network namespace ``name``; sockets opened stay there."""
+    return in_netns_file(str(NETNS_DIR / name), name)
 
 
 def sh(cmd: Sequence[str], ns: Optional[str] = None, stdin: Optional[str] = None,
