@@ -15,8 +15,10 @@ takes between writing the option and parsing it at the other end.
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterator, Optional
@@ -109,6 +111,38 @@ def pair() -> Iterator[Pair]:
         yield Pair()
     finally:
         _del()
+
+
+class Sink:
+    """A server in B that accepts one connection on ``port`` and reads it to EOF,
+    counting bytes.  ``finish()`` waits for EOF and closes the listener."""
+
+    def __init__(self, pair: Pair, port: int) -> None:
+        from synctcp_testbed.topology import in_netns
+        with in_netns(pair.b):
+            self.ls = socket.socket()
+        self.ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.ls.bind((pair.b_ip, port))
+        self.ls.listen(1)
+        self.ls.settimeout(20)
+        self.got = 0
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        conn, _ = self.ls.accept()
+        conn.settimeout(20)
+        with conn:
+            for _ in range(10_000_000):         # bounded; ends at EOF
+                b = conn.recv(1 << 16)
+                if not b:
+                    break
+                self.got += len(b)
+
+    def finish(self) -> int:
+        self.thread.join(30)
+        self.ls.close()
+        return self.got
 
 
 @pytest.fixture(scope="session")

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import time
 from pathlib import Path
 from typing import Any, Dict, Iterator, List
 
 import pytest
 
-from conftest import FWD_MS, KMOD, Pair, run, set_owts
+from conftest import FWD_MS, KMOD, Pair, Sink, run, set_owts
 from synctcp.diag import list_sockets, open_diag_socket
 from synctcp_testbed.topology import in_netns
 
@@ -56,23 +55,7 @@ def queue(pair: Pair) -> Iterator[Pair]:
 
 def bulk(pair: Pair, cc: str, port: int, seconds: float) -> List[Dict[str, Any]]:
     """Send for ``seconds`` with ``cc``; the sender's module records, every 0.25 s."""
-    with in_netns(pair.b):
-        ls = socket.socket()
-    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind((pair.b_ip, port))
-    ls.listen(1)
-    ls.settimeout(20)
-
-    def sink() -> None:
-        conn, _ = ls.accept()
-        conn.settimeout(20)
-        with conn:
-            for _ in range(10_000_000):
-                if not conn.recv(1 << 16):
-                    break
-
-    t = threading.Thread(target=sink, daemon=True)
-    t.start()
+    sink = Sink(pair, port)
     with in_netns(pair.a):
         cs = socket.socket()
         ds = open_diag_socket()
@@ -101,9 +84,8 @@ def bulk(pair: Pair, cc: str, port: int, seconds: float) -> List[Dict[str, Any]]
                 next_poll = now + 0.25
         poll()
         cs.shutdown(socket.SHUT_WR)
-        t.join(30)
     ds.close()
-    ls.close()
+    sink.finish()
     return records
 
 

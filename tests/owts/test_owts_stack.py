@@ -11,14 +11,13 @@ import os
 import socket
 import statistics
 import subprocess
-import threading
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 import pytest
 
-from conftest import FWD_MS, REV_MS, Pair, owts_counters, run, set_owts
+from conftest import FWD_MS, REV_MS, Pair, Sink, owts_counters, run, set_owts
 from synctcp.owtsdump import Row, decode_file
 from synctcp_testbed.topology import in_netns
 
@@ -61,26 +60,7 @@ def transfer(pair: Pair, port: int, seconds: float, chunk: int = 4 * 1448,
     Paced well below what the path carries, so that no queue builds: the
     OTT is the netem delay plus the stack's own time.  Returns (sent, received).
     """
-    with in_netns(pair.b):
-        ls = socket.socket()
-    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind((pair.b_ip, port))
-    ls.listen(1)
-    ls.settimeout(20)
-    got = [0]
-
-    def serve() -> None:
-        conn, _ = ls.accept()
-        conn.settimeout(20)
-        with conn:
-            for _ in range(1_000_000):         # bounded; ends at EOF
-                b = conn.recv(65536)
-                if not b:
-                    break
-                got[0] += len(b)
-
-    t = threading.Thread(target=serve, daemon=True)
-    t.start()
+    sink = Sink(pair, port)
     with in_netns(pair.a):
         cs = socket.socket()
     sent = 0
@@ -96,9 +76,7 @@ def transfer(pair: Pair, port: int, seconds: float, chunk: int = 4 * 1448,
             sent += chunk
             time.sleep(period)
         cs.shutdown(socket.SHUT_WR)
-        t.join(30)
-    ls.close()
-    return sent, got[0]
+    return sent, sink.finish()
 
 
 def pct(values: List[float], q: float) -> float:
