@@ -181,7 +181,7 @@ static void mixreact_pkts_acked(struct sock *sk, const struct ack_sample *sample
 	if (res == SYNCTCP_OTT_SKIP)
 		return;
 	if (res == SYNCTCP_OTT_REBASED)
-		synctcp_syncmix_restart(&st->detect);
+		synctcp_syncmix_rebase(&st->detect);
 	st->fresh = synctcp_syncmix_update(&st->detect, &st->q,
 					   READ_ONCE(preloss_max_ms) * USEC_PER_MSEC);
 }
@@ -231,7 +231,7 @@ static void mixreact_set_state(struct sock *sk, u8 new_state)
 		synctcp_syncmix_restart(&st->detect);
 		fallthrough;
 	case TCP_CA_Recovery:
-		synctcp_syncmix_on_loss(&st->detect);
+		synctcp_syncmix_on_loss(&st->detect, &st->q);
 		fallthrough;
 	case TCP_CA_CWR:
 		synctcp_mixreact_reset(&st->react);

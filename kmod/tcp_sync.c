@@ -14,7 +14,9 @@
  *   otherwise  -> Reno: slow start / +1 per RTT; loss handling is Reno's
  *
  * The first loss is what makes "max qdelay" the delay of a full queue, so
- * until then the flow is plain Reno.  Afterwards it backs off when the
+ * until then the flow is plain Reno.  Only a loss the estimator measured
+ * counts: one before the first OTT sample (timestamps need a second to
+ * confirm the peer's clock rate) or before a rebase does not.  Afterwards it backs off when the
  * queue it sees is more than half full, well before the queue overflows.
  *
  * OTT source (enum synctcp_ott_source, chosen per connection):
@@ -105,12 +107,15 @@ static void sync_init(struct sock *sk)
 static void sync_pkts_acked(struct sock *sk, const struct ack_sample *sample)
 {
 	struct sync *ca = inet_csk_ca(sk);
+	enum synctcp_ott_result res;
 
 	ca->signal = false;
-	if (synctcp_ack_qdelay(tcp_sk(sk), sample, READ_ONCE(source_mode),
-			       &ca->clock, &ca->q, &ca->source,
-			       &ca->prior_una) == SYNCTCP_OTT_SKIP)
+	res = synctcp_ack_qdelay(tcp_sk(sk), sample, READ_ONCE(source_mode),
+				 &ca->clock, &ca->q, &ca->source, &ca->prior_una);
+	if (res == SYNCTCP_OTT_SKIP)
 		return;
+	if (res == SYNCTCP_OTT_REBASED)
+		synctcp_pqlen_rebase(&ca->detect);
 	ca->congested = synctcp_pqlen_congested(&ca->detect, &ca->q,
 						READ_ONCE(thresh_pct));
 	ca->signal = ca->congested;
@@ -141,14 +146,17 @@ static void sync_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 	ca->signal = false;
 }
 
-/* Loss recovery (fast retransmit or RTO) enables the detector. */
+/*
+ * Loss recovery (fast retransmit or RTO) enables the detector, once the
+ * estimator has samples that measured the queue up to the loss.
+ */
 static void sync_set_state(struct sock *sk, u8 new_state)
 {
 	struct sync *ca = inet_csk_ca(sk);
 
 	if (new_state != TCP_CA_Recovery && new_state != TCP_CA_Loss)
 		return;
-	synctcp_pqlen_on_loss(&ca->detect);
+	synctcp_pqlen_on_loss(&ca->detect, &ca->q);
 	synctcp_pcwnd_hold(&ca->react, tcp_sk(sk)->snd_nxt);
 }
 

@@ -18,9 +18,9 @@ void synctcp_syncmix_init(struct synctcp_syncmix *m)
  * synctcp_syncmix_restart - start the average and the trend afresh
  * @m: detector state
  *
- * Used after a retransmission timeout (and an OTT rebase): the average
- * and the window of averages are out of date.  Whether a loss was seen,
- * and the statistics, are kept.
+ * Used after a retransmission timeout (and, through synctcp_syncmix_rebase(),
+ * an OTT rebase): the average and the window of averages are out of date.
+ * Whether a loss was seen, and the statistics, are kept.
  */
 void synctcp_syncmix_restart(struct synctcp_syncmix *m)
 {

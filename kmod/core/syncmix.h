@@ -77,9 +77,23 @@ struct synctcp_syncmix {
 void synctcp_syncmix_init(struct synctcp_syncmix *m);
 void synctcp_syncmix_restart(struct synctcp_syncmix *m);
 
-static inline void synctcp_syncmix_on_loss(struct synctcp_syncmix *m)
+/*
+ * A segment was lost.  It makes max qdelay trusted only if @q measured the
+ * queue before it: a loss before the first OTT sample (or before a rebase)
+ * says nothing about the maximum measured afterwards.
+ */
+static inline void synctcp_syncmix_on_loss(struct synctcp_syncmix *m,
+					   const struct synctcp_qdelay *q)
 {
-	m->seen_loss = true;
+	if (synctcp_qdelay_valid(q))
+		m->seen_loss = true;
+}
+
+/* The OTT moved to a new base: start over, and wait for a new loss. */
+static inline void synctcp_syncmix_rebase(struct synctcp_syncmix *m)
+{
+	synctcp_syncmix_restart(m);
+	m->seen_loss = false;
 }
 
 u32 synctcp_syncmix_weight_eighths(u32 sample_no);

@@ -24,8 +24,47 @@ TEST(no_signal_before_first_loss)
 
 	qdelay_with_max(&q, 60000, 59000);
 	CHECK(!synctcp_pqlen_congested(&d, &q, 50));
-	synctcp_pqlen_on_loss(&d);
+	synctcp_pqlen_on_loss(&d, &q);
 	CHECK(synctcp_pqlen_congested(&d, &q, 50));
+}
+
+/*
+ * A loss before the estimator has any sample (the TS clock rate is not
+ * confirmed yet) says nothing about the max qdelay measured later: it must
+ * not enable decisions, or a max learnt on an emptied queue halves cwnd
+ * at a few packets of queue (seen in tests/kernel/test_tcp_sync.py).
+ */
+TEST(loss_before_any_sample_does_not_enable_decisions)
+{
+	struct synctcp_pqlen d = { 0 };
+	struct synctcp_qdelay q;
+
+	synctcp_qdelay_reset(&q);
+	synctcp_pqlen_on_loss(&d, &q);
+	CHECK(!d.seen_loss);
+	synctcp_qdelay_update(&q, 10000);
+	synctcp_qdelay_update(&q, 14000);
+	synctcp_qdelay_update(&q, 13000);
+	CHECK(!synctcp_pqlen_congested(&d, &q, 50));
+	synctcp_pqlen_on_loss(&d, &q);
+	CHECK(d.seen_loss);
+	CHECK(synctcp_pqlen_congested(&d, &q, 50));
+}
+
+/* A rebase restarts max qdelay, so a loss must be seen again. */
+TEST(rebase_forgets_the_loss)
+{
+	struct synctcp_pqlen d = { 0 };
+	struct synctcp_qdelay q;
+
+	qdelay_with_max(&q, 60000, 59000);
+	synctcp_pqlen_on_loss(&d, &q);
+	CHECK(synctcp_pqlen_congested(&d, &q, 50));
+	synctcp_pqlen_rebase(&d);
+	synctcp_qdelay_reset(&q);
+	synctcp_qdelay_update(&q, 0);
+	synctcp_qdelay_update(&q, 4000);
+	CHECK(!synctcp_pqlen_congested(&d, &q, 50));
 }
 
 TEST(threshold_50pct_exactly_at_is_not_congestion)
@@ -183,6 +222,8 @@ TEST(cwnd_never_below_2)
 
 static const struct harness_test tests[] = {
 	T(no_signal_before_first_loss),
+	T(loss_before_any_sample_does_not_enable_decisions),
+	T(rebase_forgets_the_loss),
 	T(threshold_50pct_exactly_at_is_not_congestion),
 	T(threshold_50pct_just_below_is_not_congestion),
 	T(threshold_50pct_just_above_is_congestion),
