@@ -66,11 +66,11 @@ import random
 import socket
 import struct
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import owts
-from .pcap import TcpOptions, parse_tcp_options
+from .pcap import LINKTYPE_ETHERNET, SkipFrame, TcpPacket, decode_tcp_frame
 
 ETH_P_ALL, ETH_P_IP, ETH_P_ARP = 0x0003, 0x0800, 0x0806
 PACKET_OUTGOING = 4
@@ -219,47 +219,27 @@ def arp_reply(my_mac: str, my_ip: str, to_mac: str, to_ip: str) -> bytes:
                                                       hwdst=to_mac, pdst=to_ip))
 
 
-@dataclass
-class Segment:
-    """A TCP segment received from the server."""
+@dataclass(frozen=True)
+class Segment(TcpPacket):
+    """A TCP segment received from the server: pcap's :class:`TcpPacket` (``t`` is
+    ``time.time()`` at reception) with its raw option list and payload."""
 
-    t: float                    #: time.time() at reception
-    src: str
-    sport: int
-    dst: str
-    dport: int
-    seq: int
-    ack: int
-    flags: int
-    window: int
-    options: bytes              #: raw option list
-    payload: bytes
-    opts: TcpOptions = field(default_factory=TcpOptions)
+    options: bytes = b""        #: raw option list
+    payload: bytes = b""
 
     def has(self, flag: int) -> bool:
         return bool(self.flags & flag)
 
 
 def parse_frame(frame: bytes, t: float = 0.0) -> Optional[Segment]:
-    """An Ethernet/IPv4/TCP frame as a :class:`Segment`; None for anything else."""
-    if len(frame) < 14 + 20 + 20 or struct.unpack_from("!H", frame, 12)[0] != ETH_P_IP:
+    """An Ethernet/IP/TCP frame as a :class:`Segment`; None for anything else."""
+    try:
+        pkt, tcp = decode_tcp_frame(LINKTYPE_ETHERNET, frame, t)
+    except SkipFrame:
         return None
-    ip = frame[14:]
-    ihl = (ip[0] & 0x0F) * 4
-    if ip[0] >> 4 != 4 or ip[9] != socket.IPPROTO_TCP or ihl < 20:
-        return None
-    total = struct.unpack_from("!H", ip, 2)[0]
-    ip = ip[:total] if total else ip
-    tcp = ip[ihl:]
-    if len(tcp) < 20:
-        return None
-    sport, dport, seq, ack, off, flags, win = struct.unpack_from("!HHIIBBH", tcp)
-    hl = (off >> 4) * 4
-    if hl < 20 or len(tcp) < hl:
-        return None
-    opts = bytes(tcp[20:hl])
-    return Segment(t, socket.inet_ntoa(ip[12:16]), sport, socket.inet_ntoa(ip[16:20]), dport,
-                   seq, ack, flags, win, opts, bytes(tcp[hl:]), parse_tcp_options(opts))
+    hl = (tcp[12] >> 4) * 4
+    return Segment(**vars(pkt), options=bytes(tcp[20:hl]),
+                   payload=bytes(tcp[hl:hl + pkt.payload_len]))
 
 
 def _seq_leq(a: int, b: int) -> bool:

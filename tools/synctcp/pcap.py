@@ -241,8 +241,8 @@ def _l3_from_link(linktype: int, frame: bytes) -> Optional[Tuple[int, bytes, Opt
 
 # --- network and transport layer ------------------------------------------------------------
 
-class _Skip(Exception):
-    """A frame to count and skip: ``kind`` is the ReadStats counter."""
+class SkipFrame(Exception):
+    """A frame that is not a (whole-header) TCP segment: ``kind`` is the ReadStats counter."""
 
     def __init__(self, kind: str) -> None:
         super().__init__(kind)
@@ -255,28 +255,28 @@ def _ip_to_tcp(etype: int, l3: bytes) -> Tuple[str, str, bytes, int, Optional[in
         ip = dpkt.ip.IP(l3)
         hl = ip.hl * 4
         if ip.v != 4 or hl < 20:
-            raise _Skip("non_tcp")
+            raise SkipFrame("non_tcp")
         if len(l3) < hl:
-            raise _Skip("truncated")
+            raise SkipFrame("truncated")
         if ip.p != dpkt.ip.IP_PROTO_TCP:
-            raise _Skip("non_tcp")
+            raise SkipFrame("non_tcp")
         if ip.offset or ip.mf:
-            raise _Skip("fragments")
+            raise SkipFrame("fragments")
         wire = ip.len - hl if ip.len else len(l3) - hl     # len 0: TSO/GSO frame
         return _addr(ip.src), _addr(ip.dst), l3[hl:hl + wire], wire, ip.id
     if etype == ETH_IPV6:
         ip6 = dpkt.ip6.IP6(l3)
         if ip6.v != 6:
-            raise _Skip("non_tcp")
+            raise SkipFrame("non_tcp")
         if getattr(ip6, "p", None) != dpkt.ip.IP_PROTO_TCP:
-            raise _Skip("fragments" if dpkt.ip.IP_PROTO_FRAGMENT in ip6.extension_hdrs
+            raise SkipFrame("fragments" if dpkt.ip.IP_PROTO_FRAGMENT in ip6.extension_hdrs
                         else "non_tcp")
         ext = sum(h.length for h in ip6.all_extension_headers)
         if len(l3) < 40 + ext:
-            raise _Skip("truncated")
+            raise SkipFrame("truncated")
         wire = ip6.plen - ext if ip6.plen else len(l3) - 40 - ext
         return _addr(ip6.src), _addr(ip6.dst), l3[40 + ext:40 + ext + wire], wire, None
-    raise _Skip("non_tcp")
+    raise SkipFrame("non_tcp")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -285,24 +285,29 @@ def _addr(raw: bytes) -> str:
 
 
 def decode_frame(linktype: int, frame: bytes, t: float) -> TcpPacket:
-    """One captured frame as a :class:`TcpPacket`; raises ``_Skip`` for anything else."""
+    """One captured frame as a :class:`TcpPacket`; raises ``SkipFrame`` for anything else."""
+    return decode_tcp_frame(linktype, frame, t)[0]
+
+
+def decode_tcp_frame(linktype: int, frame: bytes, t: float) -> Tuple[TcpPacket, bytes]:
+    """:func:`decode_frame`, and the TCP segment's captured bytes (header, options, payload)."""
     try:
         l3 = _l3_from_link(linktype, frame)
         if l3 is None:
-            raise _Skip("non_tcp")
+            raise SkipFrame("non_tcp")
         etype, payload, iface = l3
         src, dst, seg, wire, ipid = _ip_to_tcp(etype, payload)
         if len(seg) < 20:
-            raise _Skip("truncated")
+            raise SkipFrame("truncated")
         tcp = dpkt.tcp.TCP(seg)
     except (dpkt.Error, struct.error, IndexError, ValueError) as exc:
-        raise _Skip("truncated") from exc
+        raise SkipFrame("truncated") from exc
     hl = tcp.off * 4
     if hl < 20 or len(seg) < hl or wire < hl:
-        raise _Skip("truncated")          # header not captured, or IP length too short: corrupt
+        raise SkipFrame("truncated")          # header not captured, or IP length too short: corrupt
     return TcpPacket(t=t, src=src, sport=tcp.sport, dst=dst, dport=tcp.dport, seq=tcp.seq,
                      ack=tcp.ack, flags=tcp.flags, win=tcp.win, payload_len=wire - hl,
-                     opts=parse_tcp_options(bytes(seg[20:hl])), ipid=ipid, iface=iface)
+                     opts=parse_tcp_options(bytes(seg[20:hl])), ipid=ipid, iface=iface), seg
 
 
 # --- file framing ------------------------------------------------------------------------------
@@ -474,7 +479,7 @@ def read_tcp(path: Union[str, Path]) -> Tuple[List[TcpPacket], ReadStats]:
                     stats.frames += 1
                     try:
                         pkt = decode_frame(linktype, frame, (ts_ns - t0_ns) / 1e9)
-                    except _Skip as skip:
+                    except SkipFrame as skip:
                         setattr(stats, skip.kind, getattr(stats, skip.kind) + 1)
                         continue
                     if iface is not None and pkt.iface is None:
