@@ -10,7 +10,6 @@ Used by tests/kernel/test_owts_peer.py (unpatched kernel) and tests/owts/
 from __future__ import annotations
 
 import socket
-import subprocess
 import threading
 from dataclasses import dataclass, field
 from typing import Iterator, List, Optional
@@ -18,7 +17,7 @@ from typing import Iterator, List, Optional
 import pytest
 
 from synctcp.owts_peer import ACK, FakePeer, Segment
-from synctcp_testbed.topology import in_netns
+from synctcp_testbed.topology import in_netns, sh
 
 SRV_NS, PEER_NS = "owtsp-srv", "owtsp-peer"
 SRV_DEV, PEER_DEV = "veth-os", "veth-op"
@@ -27,17 +26,28 @@ SRV_MAC, PEER_MAC = "02:53:00:00:00:01", "02:53:00:00:00:02"
 PORT = 5400
 
 
-def ip(*args: str, ns: Optional[str] = None, check: bool = True) -> subprocess.CompletedProcess:
-    cmd = (["ip", "netns", "exec", ns] if ns else []) + list(args)
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
-    if check and res.returncode:
-        raise RuntimeError(f"{' '.join(cmd)}: {res.stderr.strip()}")
-    return res
+def del_netns(*names: str) -> None:
+    for ns in names:
+        sh(["ip", "netns", "del", ns], check=False)
 
 
-def _teardown() -> None:
-    for ns in (SRV_NS, PEER_NS):
-        ip("ip", "netns", "del", ns, check=False)
+def veth_pair(ns_a: str, dev_a: str, ns_b: str, dev_b: str,
+              mac_a: Optional[str] = None, mac_b: Optional[str] = None,
+              ipv6: bool = True) -> None:
+    """Fresh namespaces ``ns_a`` and ``ns_b`` joined by a veth pair: both ends and lo up,
+    TSO/GSO/GRO off (so that segments cross one by one), no IPv4 addresses."""
+    del_netns(ns_a, ns_b)
+    for ns in (ns_a, ns_b):
+        sh(["ip", "netns", "add", ns])
+    sh(["ip", "link", "add", dev_a, "netns", ns_a, *(["address", mac_a] if mac_a else []),
+        "type", "veth", "peer", "name", dev_b, "netns", ns_b,
+        *(["address", mac_b] if mac_b else [])])
+    for ns, dev in ((ns_a, dev_a), (ns_b, dev_b)):
+        if not ipv6:
+            sh(["sysctl", "-qw", f"net.ipv6.conf.{dev}.disable_ipv6=1"], ns=ns)
+        sh(["ip", "link", "set", "lo", "up"], ns=ns)
+        sh(["ip", "link", "set", dev, "up"], ns=ns)
+        sh(["ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"], ns=ns)
 
 
 @dataclass
@@ -54,39 +64,35 @@ class OwtsNet:
 @pytest.fixture(scope="module")
 def owts_net() -> Iterator[OwtsNet]:
     """Two namespaces and a veth pair; offloads off; the peer side has no address."""
-    _teardown()
     try:
-        ip("ip", "netns", "add", SRV_NS)
-        ip("ip", "netns", "add", PEER_NS)
-        ip("ip", "link", "add", SRV_DEV, "netns", SRV_NS, "address", SRV_MAC, "type", "veth",
-           "peer", "name", PEER_DEV, "netns", PEER_NS, "address", PEER_MAC)
-        ip("sysctl", "-qw", f"net.ipv6.conf.{PEER_DEV}.disable_ipv6=1", ns=PEER_NS)
-        ip("sysctl", "-qw", f"net.ipv6.conf.{SRV_DEV}.disable_ipv6=1", ns=SRV_NS)
-        ip("ip", "addr", "add", f"{SRV_IP}/24", "dev", SRV_DEV, ns=SRV_NS)
-        for ns, dev in ((SRV_NS, SRV_DEV), (PEER_NS, PEER_DEV)):
-            ip("ip", "link", "set", "lo", "up", ns=ns)
-            ip("ip", "link", "set", dev, "up", ns=ns)
-            ip("ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", ns=ns)
-        assert "inet " not in ip("ip", "-4", "addr", "show", "dev", PEER_DEV, ns=PEER_NS).stdout
+        veth_pair(SRV_NS, SRV_DEV, PEER_NS, PEER_DEV, SRV_MAC, PEER_MAC, ipv6=False)
+        sh(["ip", "addr", "add", f"{SRV_IP}/24", "dev", SRV_DEV], ns=SRV_NS)
+        assert "inet " not in sh(["ip", "-4", "addr", "show", "dev", PEER_DEV],
+                                 ns=PEER_NS).stdout
         yield OwtsNet()
     finally:
-        _teardown()
+        del_netns(SRV_NS, PEER_NS)
 
 
 @dataclass
 class Server:
-    """A kernel listener in the server namespace that reads one connection to EOF."""
+    """A kernel listener at ``addr:port`` in namespace ``ns`` that reads one connection
+    to EOF, counting the bytes (``got``) and, with ``keep``, keeping them (``data``)."""
 
+    ns: str
+    addr: str
     port: int
+    keep: bool = True
+    got: int = 0
     data: bytearray = field(default_factory=bytearray)
     error: Optional[str] = None
     done: threading.Event = field(default_factory=threading.Event)
 
     def start(self) -> "Server":
-        with in_netns(SRV_NS):
+        with in_netns(self.ns):
             self.lsock = socket.socket()
         self.lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.lsock.bind((SRV_IP, self.port))
+        self.lsock.bind((self.addr, self.port))
         self.lsock.listen(1)
         self.lsock.settimeout(30)
         threading.Thread(target=self._run, daemon=True).start()
@@ -97,16 +103,23 @@ class Server:
             conn, _ = self.lsock.accept()
             conn.settimeout(30)
             with conn:
-                for _ in range(100_000):           # bounded: ends at EOF or timeout
+                for _ in range(10_000_000):        # bounded: ends at EOF or timeout
                     chunk = conn.recv(65536)
                     if not chunk:
                         break
-                    self.data += chunk
+                    self.got += len(chunk)
+                    if self.keep:
+                        self.data += chunk
         except OSError as exc:
             self.error = str(exc)
         finally:
             self.lsock.close()
             self.done.set()
+
+    def finish(self, timeout: float = 30) -> int:
+        """Wait for EOF (or the server's error, or ``timeout``); the bytes received."""
+        self.done.wait(timeout)
+        return self.got
 
 
 _port = [PORT]
@@ -114,7 +127,7 @@ _port = [PORT]
 
 def server() -> Server:
     _port[0] += 1
-    return Server(_port[0]).start()
+    return Server(SRV_NS, SRV_IP, _port[0]).start()
 
 
 def peer_for(net: OwtsNet, srv: Server) -> FakePeer:

@@ -22,7 +22,8 @@ pytest.importorskip("scapy", reason="the fake peer needs scapy (make setup)")
 from synctcp.owts_peer import MALFORMED, FakePeer, open_packet_socket, owts_option  # noqa: E402,F401
 
 from owtsnet import (PEER_IP, PEER_MAC, SRV_DEV, SRV_IP, SRV_NS, OwtsNet,  # noqa: E402
-                     acked, ip, owts_net, peer_for, server)
+                     acked, owts_net, peer_for, server)
+from synctcp_testbed.topology import sh  # noqa: E402
 
 __all__ = ["owts_net"]       # the fixture, used by name
 
@@ -47,7 +48,7 @@ def test_handshake_and_arp(owts_net: OwtsNet) -> None:
     assert bytes(srv.data) == b"hello"
     assert peer.fin_received
     no_option_from_server(peer)
-    neigh = ip("ip", "neigh", "show", PEER_IP, "dev", SRV_DEV, ns=SRV_NS).stdout
+    neigh = sh(["ip", "neigh", "show", PEER_IP, "dev", SRV_DEV], ns=SRV_NS).stdout
     assert PEER_MAC in neigh.lower()
 
 

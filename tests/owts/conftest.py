@@ -15,18 +15,18 @@ takes between writing the option and parsing it at the other end.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterator, Optional
+from typing import Dict, Iterator
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "kernel"))       # owtsnet (the fake peer's network)
+from owtsnet import Server, del_netns, veth_pair  # noqa: E402
+from synctcp_testbed.topology import sh  # noqa: E402
 RESULTS = ROOT / "results" / "owts-tests"
 OWTS_SYSCTL = Path("/proc/sys/net/ipv4/tcp_owts")
 KMOD = Path(os.environ.get("SYNCTCP_OWTS_KMOD", ROOT / "kmod"))
@@ -48,18 +48,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
             item.add_marker(pytest.mark.skip(reason=reason))
 
 
-def run(*cmd: str, ns: Optional[str] = None, check: bool = True,
-        timeout: float = 60) -> subprocess.CompletedProcess:
-    full = (["ip", "netns", "exec", ns] if ns else []) + list(cmd)
-    res = subprocess.run(full, capture_output=True, text=True, timeout=timeout)
-    if check and res.returncode:
-        raise RuntimeError(f"{' '.join(full)}: {res.stderr.strip()}")
-    return res
-
-
 def netstat(ns: str) -> Dict[str, int]:
     """TcpExt counters of a namespace (/proc/net/netstat read inside it)."""
-    lines = run("cat", "/proc/net/netstat", ns=ns).stdout.splitlines()
+    lines = sh(["cat", "/proc/net/netstat"], ns=ns).stdout.splitlines()
     out: Dict[str, int] = {}
     for names, values in zip(lines[::2], lines[1::2]):
         if names.startswith("TcpExt:"):
@@ -73,7 +64,7 @@ def owts_counters(ns: str) -> Dict[str, int]:
 
 
 def set_owts(ns: str, on: bool) -> None:
-    run("sysctl", "-qw", f"net.ipv4.tcp_owts={int(on)}", ns=ns)
+    sh(["sysctl", "-qw", f"net.ipv4.tcp_owts={int(on)}"], ns=ns)
 
 
 @dataclass
@@ -86,63 +77,24 @@ class Pair:
     b_ip: str = B_IP
 
 
-def _del() -> None:
-    for ns in (A_NS, B_NS):
-        run("ip", "netns", "del", ns, check=False)
-
-
 @pytest.fixture(scope="module")
 def pair() -> Iterator[Pair]:
     """Two namespaces, offloads off, netem 20 ms a->b and 5 ms b->a, no rate limit."""
-    _del()
     try:
-        run("ip", "netns", "add", A_NS)
-        run("ip", "netns", "add", B_NS)
-        run("ip", "link", "add", A_DEV, "netns", A_NS, "type", "veth", "peer", "name", B_DEV,
-            "netns", B_NS)
+        veth_pair(A_NS, A_DEV, B_NS, B_DEV)
         for ns, dev, addr, delay in ((A_NS, A_DEV, A_IP, FWD_MS), (B_NS, B_DEV, B_IP, REV_MS)):
-            run("ip", "addr", "add", f"{addr}/24", "dev", dev, ns=ns)
-            run("ip", "link", "set", "lo", "up", ns=ns)
-            run("ip", "link", "set", dev, "up", ns=ns)
-            run("ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", ns=ns)
-            run("tc", "qdisc", "replace", "dev", dev, "root", "netem", "delay", f"{delay}ms",
-                "limit", "100000", ns=ns)
-        run("ping", "-c", "1", "-W", "5", B_IP, ns=A_NS)
+            sh(["ip", "addr", "add", f"{addr}/24", "dev", dev], ns=ns)
+            sh(["tc", "qdisc", "replace", "dev", dev, "root", "netem", "delay", f"{delay}ms",
+                "limit", "100000"], ns=ns)
+        sh(["ping", "-c", "1", "-W", "5", B_IP], ns=A_NS)
         yield Pair()
     finally:
-        _del()
+        del_netns(A_NS, B_NS)
 
 
-class Sink:
-    """A server in B that accepts one connection on ``port`` and reads it to EOF,
-    counting bytes.  ``finish()`` waits for EOF and closes the listener."""
-
-    def __init__(self, pair: Pair, port: int) -> None:
-        from synctcp_testbed.topology import in_netns
-        with in_netns(pair.b):
-            self.ls = socket.socket()
-        self.ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.ls.bind((pair.b_ip, port))
-        self.ls.listen(1)
-        self.ls.settimeout(20)
-        self.got = 0
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        conn, _ = self.ls.accept()
-        conn.settimeout(20)
-        with conn:
-            for _ in range(10_000_000):         # bounded; ends at EOF
-                b = conn.recv(1 << 16)
-                if not b:
-                    break
-                self.got += len(b)
-
-    def finish(self) -> int:
-        self.thread.join(30)
-        self.ls.close()
-        return self.got
+def sink(pair: Pair, port: int) -> Server:
+    """A server in B that reads one connection on ``port`` to EOF, counting bytes."""
+    return Server(pair.b, pair.b_ip, port, keep=False).start()
 
 
 @pytest.fixture(scope="session")

@@ -18,9 +18,9 @@ from typing import Any, Dict, Iterator, List
 
 import pytest
 
-from conftest import FWD_MS, KMOD, Pair, Sink, run, set_owts
+from conftest import FWD_MS, KMOD, Pair, sink, set_owts
 from synctcp.diag import list_sockets, open_diag_socket
-from synctcp_testbed.topology import in_netns
+from synctcp_testbed.topology import in_netns, sh
 
 TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
 PORT = 5351
@@ -34,28 +34,28 @@ def loaded(name: str) -> bool:
 def modules() -> Iterator[None]:
     for m in ("tcp_sync", "tcp_mixreact"):
         if loaded(m):
-            run("rmmod", m)
+            sh(["rmmod", m])
         ko = KMOD / f"{m}.ko"
         assert ko.exists(), f"{ko} missing: make -C tcp_option modules"
-        run("insmod", str(ko))
+        sh(["insmod", str(ko)])
     yield
     for m in ("tcp_sync", "tcp_mixreact"):
-        run("rmmod", m, check=False)
+        sh(["rmmod", m], check=False)
 
 
 @pytest.fixture
 def queue(pair: Pair) -> Iterator[Pair]:
     """A bottleneck on A's egress for the duration of one test."""
-    run("tc", "qdisc", "replace", "dev", pair.a_dev, "root", "netem", "delay", f"{FWD_MS}ms",
-        "rate", "8mbit", "limit", "60", ns=pair.a)
+    sh(["tc", "qdisc", "replace", "dev", pair.a_dev, "root", "netem", "delay", f"{FWD_MS}ms",
+        "rate", "8mbit", "limit", "60"], ns=pair.a)
     yield pair
-    run("tc", "qdisc", "replace", "dev", pair.a_dev, "root", "netem", "delay", f"{FWD_MS}ms",
-        "limit", "100000", ns=pair.a)
+    sh(["tc", "qdisc", "replace", "dev", pair.a_dev, "root", "netem", "delay", f"{FWD_MS}ms",
+        "limit", "100000"], ns=pair.a)
 
 
 def bulk(pair: Pair, cc: str, port: int, seconds: float) -> List[Dict[str, Any]]:
     """Send for ``seconds`` with ``cc``; the sender's module records, every 0.25 s."""
-    sink = Sink(pair, port)
+    srv = sink(pair, port)
     with in_netns(pair.a):
         cs = socket.socket()
         ds = open_diag_socket()
@@ -85,7 +85,7 @@ def bulk(pair: Pair, cc: str, port: int, seconds: float) -> List[Dict[str, Any]]
         poll()
         cs.shutdown(socket.SHUT_WR)
     ds.close()
-    sink.finish()
+    srv.finish()
     return records
 
 

@@ -17,9 +17,9 @@ from typing import Any, Dict, List, Tuple
 
 import pytest
 
-from conftest import FWD_MS, REV_MS, Pair, Sink, owts_counters, run, set_owts
+from conftest import FWD_MS, REV_MS, Pair, owts_counters, set_owts, sink
 from synctcp.owtsdump import Row, decode_file
-from synctcp_testbed.topology import in_netns
+from synctcp_testbed.topology import in_netns, sh
 
 PORT = 5301
 
@@ -60,7 +60,7 @@ def transfer(pair: Pair, port: int, seconds: float, chunk: int = 4 * 1448,
     Paced well below what the path carries, so that no queue builds: the
     OTT is the netem delay plus the stack's own time.  Returns (sent, received).
     """
-    sink = Sink(pair, port)
+    srv = sink(pair, port)
     with in_netns(pair.a):
         cs = socket.socket()
     sent = 0
@@ -76,7 +76,7 @@ def transfer(pair: Pair, port: int, seconds: float, chunk: int = 4 * 1448,
             sent += chunk
             time.sleep(period)
         cs.shutdown(socket.SHUT_WR)
-    return sent, sink.finish()
+    return sent, srv.finish()
 
 
 def pct(values: List[float], q: float) -> float:
@@ -107,13 +107,13 @@ def deltas(pair: Pair, before: Dict[str, Dict[str, int]]) -> Dict[str, Dict[str,
 
 def test_sysctl_is_per_namespace_and_off_by_default(pair: Pair) -> None:
     assert Path("/proc/sys/net/ipv4/tcp_owts").read_text().strip() == "0"
-    assert run("sysctl", "-n", "net.ipv4.tcp_owts", ns=pair.a).stdout.strip() == "0"
+    assert sh(["sysctl", "-n", "net.ipv4.tcp_owts"], ns=pair.a).stdout.strip() == "0"
     set_owts(pair.a, True)
     try:
-        assert run("sysctl", "-n", "net.ipv4.tcp_owts", ns=pair.a).stdout.strip() == "1"
-        assert run("sysctl", "-n", "net.ipv4.tcp_owts", ns=pair.b).stdout.strip() == "0"
+        assert sh(["sysctl", "-n", "net.ipv4.tcp_owts"], ns=pair.a).stdout.strip() == "1"
+        assert sh(["sysctl", "-n", "net.ipv4.tcp_owts"], ns=pair.b).stdout.strip() == "0"
         assert Path("/proc/sys/net/ipv4/tcp_owts").read_text().strip() == "0"
-        bad = run("sysctl", "-qw", "net.ipv4.tcp_owts=2", ns=pair.a, check=False)
+        bad = sh(["sysctl", "-qw", "net.ipv4.tcp_owts=2"], ns=pair.a, check=False)
         assert bad.returncode != 0                  # a boolean: 0 or 1 only
     finally:
         set_owts(pair.a, False)
@@ -121,8 +121,8 @@ def test_sysctl_is_per_namespace_and_off_by_default(pair: Pair) -> None:
 
 def set_delays(pair: Pair, fwd_ms: float, rev_ms: float) -> None:
     for ns, dev, ms in ((pair.a, pair.a_dev, fwd_ms), (pair.b, pair.b_dev, rev_ms)):
-        run("tc", "qdisc", "replace", "dev", dev, "root", "netem", "delay", f"{ms}ms",
-            "limit", "100000", ns=ns)
+        sh(["tc", "qdisc", "replace", "dev", dev, "root", "netem", "delay", f"{ms}ms",
+            "limit", "100000"], ns=ns)
 
 
 def ott_samples(pair: Pair, path: Path, port: int, seconds: float) -> Dict[str, Any]:
