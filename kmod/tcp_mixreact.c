@@ -181,7 +181,7 @@ static void mixreact_pkts_acked(struct sock *sk, const struct ack_sample *sample
 	if (res == SYNCTCP_OTT_SKIP)
 		return;
 	if (res == SYNCTCP_OTT_REBASED)
-		synctcp_syncmix_rebase(&st->detect);
+		synctcp_syncmix_restart(&st->detect);
 	st->fresh = synctcp_syncmix_update(&st->detect, &st->q,
 					   READ_ONCE(preloss_max_ms) * USEC_PER_MSEC);
 }
@@ -231,7 +231,7 @@ static void mixreact_set_state(struct sock *sk, u8 new_state)
 		synctcp_syncmix_restart(&st->detect);
 		fallthrough;
 	case TCP_CA_Recovery:
-		synctcp_syncmix_on_loss(&st->detect, &st->q);
+		synctcp_qdelay_on_loss(&st->q);
 		fallthrough;
 	case TCP_CA_CWR:
 		synctcp_mixreact_reset(&st->react);
@@ -256,7 +256,7 @@ static void mixreact_cwnd_event(struct sock *sk, enum tcp_ca_event ev)
 
 static u8 mixreact_info_flags(const struct mixreact_state *st)
 {
-	return (st->detect.seen_loss ? SYNCTCP_F_LOSS_SEEN : 0) |
+	return (st->q.loss_seen ? SYNCTCP_F_LOSS_SEEN : 0) |
 	       (synctcp_mixreact_is_decrease(st->react.action) ?
 		SYNCTCP_F_CONGESTED : 0) |
 	       (st->clock.rate_confirmed ? SYNCTCP_F_RATE_KNOWN : 0);

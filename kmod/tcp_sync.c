@@ -14,10 +14,11 @@
  *   otherwise  -> Reno: slow start / +1 per RTT; loss handling is Reno's
  *
  * The first loss is what makes "max qdelay" the delay of a full queue, so
- * until then the flow is plain Reno.  Only a loss the estimator measured
- * counts: one before the first OTT sample (timestamps need a second to
- * confirm the peer's clock rate) or before a rebase does not.  Afterwards it backs off when the
+ * until then the flow is plain Reno.  Afterwards it backs off when the
  * queue it sees is more than half full, well before the queue overflows.
+ * Only a loss the estimator measured counts: not one before the first OTT
+ * sample (timestamps need a second to confirm the peer's clock rate) or
+ * before a rebase.
  *
  * OTT source (enum synctcp_ott_source, chosen per connection):
  *  - RFC 7323 timestamps (only the sender needs this module): the ACK's
@@ -85,7 +86,6 @@ MODULE_PARM_DESC(source,
 struct sync {
 	struct synctcp_tsclock clock;	/* RFC 7323 OTT sampler */
 	struct synctcp_qdelay q;	/* min/max OTT, queuing delay */
-	struct synctcp_pqlen detect;	/* SyncPQlen */
 	struct synctcp_pcwnd react;	/* SyncPcwnd */
 	u32 prior_una;			/* snd_una before this ACK */
 	u8 source;			/* enum synctcp_ott_source */
@@ -107,17 +107,13 @@ static void sync_init(struct sock *sk)
 static void sync_pkts_acked(struct sock *sk, const struct ack_sample *sample)
 {
 	struct sync *ca = inet_csk_ca(sk);
-	enum synctcp_ott_result res;
 
 	ca->signal = false;
-	res = synctcp_ack_qdelay(tcp_sk(sk), sample, READ_ONCE(source_mode),
-				 &ca->clock, &ca->q, &ca->source, &ca->prior_una);
-	if (res == SYNCTCP_OTT_SKIP)
+	if (synctcp_ack_qdelay(tcp_sk(sk), sample, READ_ONCE(source_mode),
+			       &ca->clock, &ca->q, &ca->source,
+			       &ca->prior_una) == SYNCTCP_OTT_SKIP)
 		return;
-	if (res == SYNCTCP_OTT_REBASED)
-		synctcp_pqlen_rebase(&ca->detect);
-	ca->congested = synctcp_pqlen_congested(&ca->detect, &ca->q,
-						READ_ONCE(thresh_pct));
+	ca->congested = synctcp_pqlen_congested(&ca->q, READ_ONCE(thresh_pct));
 	ca->signal = ca->congested;
 }
 
@@ -156,7 +152,7 @@ static void sync_set_state(struct sock *sk, u8 new_state)
 
 	if (new_state != TCP_CA_Recovery && new_state != TCP_CA_Loss)
 		return;
-	synctcp_pqlen_on_loss(&ca->detect, &ca->q);
+	synctcp_qdelay_on_loss(&ca->q);
 	synctcp_pcwnd_hold(&ca->react, tcp_sk(sk)->snd_nxt);
 }
 
@@ -174,7 +170,7 @@ static size_t sync_get_info(struct sock *sk, u32 ext, int *attr,
 	memset(si, 0, sizeof(*si));
 	si->hdr.sti_module = SYNCTCP_MOD_SYNC;
 	si->hdr.sti_source = ca->source;
-	si->hdr.sti_flags = (ca->detect.seen_loss ? SYNCTCP_F_LOSS_SEEN : 0) |
+	si->hdr.sti_flags = (ca->q.loss_seen ? SYNCTCP_F_LOSS_SEEN : 0) |
 			    (ca->congested ? SYNCTCP_F_CONGESTED : 0) |
 			    (ca->clock.rate_confirmed ? SYNCTCP_F_RATE_KNOWN : 0);
 	if (ca->source == SYNCTCP_SRC_TS)

@@ -64,17 +64,32 @@ struct synctcp_tsclock {
 /*
  * Minimum/maximum OTT and the queuing delay derived from them.  Before the
  * first sample min > max (see synctcp_qdelay_valid()).
+ *
+ * Sync-TCP trusts max qdelay as the delay of a full queue once a segment
+ * has been lost (section 3.5.1).  Only a loss the estimator measured
+ * counts: one before its first sample (RFC 7323 timestamps give none for a
+ * second, until the peer's clock rate is confirmed, and slow start usually
+ * loses before then) says nothing about the maximum measured afterwards.
+ * A reset (an OTT rebase) forgets the loss with the maximum.
  */
 struct synctcp_qdelay {
 	s64 min_ott_us;		/* smallest OTT seen (us, with offset) */
 	s64 max_ott_us;		/* largest OTT seen (us, with offset) */
 	u32 qdelay_us;		/* current queuing delay: OTT - min OTT */
 	u32 max_qdelay_us;	/* largest queuing delay: max OTT - min OTT */
+	bool loss_seen;		/* a loss after the first sample: max is trusted */
 };
 
 static inline bool synctcp_qdelay_valid(const struct synctcp_qdelay *q)
 {
 	return q->min_ott_us <= q->max_ott_us;
+}
+
+/* A segment was lost (loss recovery or RTO started). */
+static inline void synctcp_qdelay_on_loss(struct synctcp_qdelay *q)
+{
+	if (synctcp_qdelay_valid(q))
+		q->loss_seen = true;
 }
 
 void synctcp_tsclock_init(struct synctcp_tsclock *c, u16 own_tick_us);

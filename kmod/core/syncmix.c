@@ -18,17 +18,14 @@ void synctcp_syncmix_init(struct synctcp_syncmix *m)
  * synctcp_syncmix_restart - start the average and the trend afresh
  * @m: detector state
  *
- * Used after a retransmission timeout (and, through synctcp_syncmix_rebase(),
- * an OTT rebase): the average and the window of averages are out of date.
- * Whether a loss was seen, and the statistics, are kept.
+ * Used after a retransmission timeout and an OTT rebase: the average and
+ * the window of averages are out of date.  The statistics are kept.
  */
 void synctcp_syncmix_restart(struct synctcp_syncmix *m)
 {
-	bool seen_loss = m->seen_loss;
 	u32 flat_trends = m->flat_trends;
 
 	synctcp_syncmix_init(m);
-	m->seen_loss = seen_loss;
 	m->flat_trends = flat_trends;
 }
 
@@ -132,11 +129,10 @@ static enum synctcp_mix_region synctcp_mix_quarter(u32 part, u32 whole)
  * it reaches @preloss_max_us (the dissertation's 10 ms): smaller maxima
  * would make the four regions too narrow to mean anything.
  */
-static bool synctcp_syncmix_max_is_trusted(const struct synctcp_syncmix *m,
-					   const struct synctcp_qdelay *q,
+static bool synctcp_syncmix_max_is_trusted(const struct synctcp_qdelay *q,
 					   u32 preloss_max_us)
 {
-	return m->seen_loss || q->max_qdelay_us >= preloss_max_us;
+	return q->loss_seen || q->max_qdelay_us >= preloss_max_us;
 }
 
 /* Pre-loss region: |q1 - q0| as a share of max(q0, q1). */
@@ -152,7 +148,7 @@ static enum synctcp_mix_region
 synctcp_syncmix_region(const struct synctcp_syncmix *m,
 		       const struct synctcp_qdelay *q, u32 preloss_max_us)
 {
-	if (!synctcp_syncmix_max_is_trusted(m, q, preloss_max_us))
+	if (!synctcp_syncmix_max_is_trusted(q, preloss_max_us))
 		return synctcp_syncmix_region_of_change(m);
 	return synctcp_mix_quarter(synctcp_syncmix_avg_us(m), q->max_qdelay_us);
 }

@@ -71,30 +71,10 @@ struct synctcp_syncmix {
 	u8 trend;		/* enum synctcp_mix_trend in force */
 	u8 region;		/* enum synctcp_mix_region of that indication */
 	bool last_flat;		/* the last trend computation had m0 == m2 */
-	bool seen_loss;		/* a segment was lost: max qdelay is trusted */
 };
 
 void synctcp_syncmix_init(struct synctcp_syncmix *m);
 void synctcp_syncmix_restart(struct synctcp_syncmix *m);
-
-/*
- * A segment was lost.  It makes max qdelay trusted only if @q measured the
- * queue before it: a loss before the first OTT sample (or before a rebase)
- * says nothing about the maximum measured afterwards.
- */
-static inline void synctcp_syncmix_on_loss(struct synctcp_syncmix *m,
-					   const struct synctcp_qdelay *q)
-{
-	if (synctcp_qdelay_valid(q))
-		m->seen_loss = true;
-}
-
-/* The OTT moved to a new base: start over, and wait for a new loss. */
-static inline void synctcp_syncmix_rebase(struct synctcp_syncmix *m)
-{
-	synctcp_syncmix_restart(m);
-	m->seen_loss = false;
-}
 
 u32 synctcp_syncmix_weight_eighths(u32 sample_no);
 u32 synctcp_syncmix_avg_us(const struct synctcp_syncmix *m);

@@ -30,7 +30,7 @@ static void flow_init(struct flow *f, u32 cwnd)
 	synctcp_qdelay_update(&f->q, BASE_OTT_US);
 	synctcp_qdelay_update(&f->q, BASE_OTT_US + MAX_Q_US);
 	synctcp_syncmix_init(&f->m);
-	synctcp_syncmix_on_loss(&f->m, &f->q);
+	synctcp_qdelay_on_loss(&f->q);
 	synctcp_mixreact_reset(&f->r);
 	f->r.increases = 0;
 	f->r.decreases = 0;

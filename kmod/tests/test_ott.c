@@ -266,6 +266,24 @@ TEST(negative_offset_otts_are_handled)
 	CHECK_EQ(q.max_qdelay_us, 10000);
 }
 
+/* Only a loss after the first sample counts; a reset (rebase) forgets it. */
+TEST(loss_counts_only_once_sampled_and_reset_forgets_it)
+{
+	struct synctcp_qdelay q;
+
+	synctcp_qdelay_reset(&q);
+	synctcp_qdelay_on_loss(&q);
+	CHECK(!q.loss_seen);
+	synctcp_qdelay_update(&q, 50000);
+	CHECK(!q.loss_seen);
+	synctcp_qdelay_on_loss(&q);
+	CHECK(q.loss_seen);
+	synctcp_qdelay_update(&q, 90000);
+	CHECK(q.loss_seen);
+	synctcp_qdelay_reset(&q);
+	CHECK(!q.loss_seen);
+}
+
 static const struct harness_test tests[] = {
 	T(peer_clock_1khz_is_estimated_and_qdelay_exact),
 	T(peer_clock_250hz_is_estimated_and_qdelay_exact),
@@ -280,6 +298,7 @@ static const struct harness_test tests[] = {
 	T(rate_change_needs_two_windows_and_rebases),
 	T(snap_to_known_rates),
 	T(qdelay_is_ott_minus_min_and_max_is_max_minus_min),
+	T(loss_counts_only_once_sampled_and_reset_forgets_it),
 	T(negative_offset_otts_are_handled),
 };
 

@@ -8,24 +8,30 @@
 #include "pqlen.h"
 #include "pcwnd.h"
 
-/* An estimator that has seen min OTT 10 ms and max OTT 10 + @max_q ms. */
+/*
+ * An estimator that has seen min OTT 10 ms and max OTT 10 + @max_q ms, then
+ * a loss, then a sample of 10 + @now_q ms.
+ */
 static void qdelay_with_max(struct synctcp_qdelay *q, u32 max_q_us, u32 now_q_us)
 {
 	synctcp_qdelay_reset(q);
 	synctcp_qdelay_update(q, 10000);
 	synctcp_qdelay_update(q, 10000 + (s64)max_q_us);
+	synctcp_qdelay_on_loss(q);
 	synctcp_qdelay_update(q, 10000 + (s64)now_q_us);
 }
 
 TEST(no_signal_before_first_loss)
 {
-	struct synctcp_pqlen d = { 0 };
 	struct synctcp_qdelay q;
 
-	qdelay_with_max(&q, 60000, 59000);
-	CHECK(!synctcp_pqlen_congested(&d, &q, 50));
-	synctcp_pqlen_on_loss(&d, &q);
-	CHECK(synctcp_pqlen_congested(&d, &q, 50));
+	synctcp_qdelay_reset(&q);
+	synctcp_qdelay_update(&q, 10000);
+	synctcp_qdelay_update(&q, 70000);
+	synctcp_qdelay_update(&q, 69000);
+	CHECK(!synctcp_pqlen_congested(&q, 50));
+	synctcp_qdelay_on_loss(&q);
+	CHECK(synctcp_pqlen_congested(&q, 50));
 }
 
 /*
@@ -36,96 +42,87 @@ TEST(no_signal_before_first_loss)
  */
 TEST(loss_before_any_sample_does_not_enable_decisions)
 {
-	struct synctcp_pqlen d = { 0 };
 	struct synctcp_qdelay q;
 
 	synctcp_qdelay_reset(&q);
-	synctcp_pqlen_on_loss(&d, &q);
-	CHECK(!d.seen_loss);
+	synctcp_qdelay_on_loss(&q);
 	synctcp_qdelay_update(&q, 10000);
 	synctcp_qdelay_update(&q, 14000);
 	synctcp_qdelay_update(&q, 13000);
-	CHECK(!synctcp_pqlen_congested(&d, &q, 50));
-	synctcp_pqlen_on_loss(&d, &q);
-	CHECK(d.seen_loss);
-	CHECK(synctcp_pqlen_congested(&d, &q, 50));
+	CHECK(!synctcp_pqlen_congested(&q, 50));
+	synctcp_qdelay_on_loss(&q);
+	CHECK(synctcp_pqlen_congested(&q, 50));
 }
 
-/* A rebase restarts max qdelay, so a loss must be seen again. */
+/* A rebase (estimator reset) restarts max qdelay, so a loss must be seen again. */
 TEST(rebase_forgets_the_loss)
 {
-	struct synctcp_pqlen d = { 0 };
 	struct synctcp_qdelay q;
 
 	qdelay_with_max(&q, 60000, 59000);
-	synctcp_pqlen_on_loss(&d, &q);
-	CHECK(synctcp_pqlen_congested(&d, &q, 50));
-	synctcp_pqlen_rebase(&d);
+	CHECK(synctcp_pqlen_congested(&q, 50));
 	synctcp_qdelay_reset(&q);
 	synctcp_qdelay_update(&q, 0);
 	synctcp_qdelay_update(&q, 4000);
-	CHECK(!synctcp_pqlen_congested(&d, &q, 50));
+	CHECK(!synctcp_pqlen_congested(&q, 50));
 }
 
 TEST(threshold_50pct_exactly_at_is_not_congestion)
 {
-	struct synctcp_pqlen d = { .seen_loss = true };
 	struct synctcp_qdelay q;
 
 	qdelay_with_max(&q, 60000, 30000);
 	CHECK_EQ(q.qdelay_us, 30000);
-	CHECK(!synctcp_pqlen_congested(&d, &q, 50));
+	CHECK(!synctcp_pqlen_congested(&q, 50));
 }
 
 TEST(threshold_50pct_just_below_is_not_congestion)
 {
-	struct synctcp_pqlen d = { .seen_loss = true };
 	struct synctcp_qdelay q;
 
 	qdelay_with_max(&q, 60000, 29999);
-	CHECK(!synctcp_pqlen_congested(&d, &q, 50));
+	CHECK(!synctcp_pqlen_congested(&q, 50));
 }
 
 TEST(threshold_50pct_just_above_is_congestion)
 {
-	struct synctcp_pqlen d = { .seen_loss = true };
 	struct synctcp_qdelay q;
 
 	qdelay_with_max(&q, 60000, 30001);
-	CHECK(synctcp_pqlen_congested(&d, &q, 50));
+	CHECK(synctcp_pqlen_congested(&q, 50));
 }
 
 TEST(threshold_is_a_parameter)
 {
-	struct synctcp_pqlen d = { .seen_loss = true };
 	struct synctcp_qdelay q;
 
 	qdelay_with_max(&q, 60000, 45000);
-	CHECK(!synctcp_pqlen_congested(&d, &q, 75));
-	CHECK(synctcp_pqlen_congested(&d, &q, 74));
+	CHECK(!synctcp_pqlen_congested(&q, 75));
+	CHECK(synctcp_pqlen_congested(&q, 74));
 	qdelay_with_max(&q, 60000, 60000);
-	CHECK(!synctcp_pqlen_congested(&d, &q, 100));
+	CHECK(!synctcp_pqlen_congested(&q, 100));
 }
 
 TEST(no_signal_without_samples_or_queue)
 {
-	struct synctcp_pqlen d = { .seen_loss = true };
 	struct synctcp_qdelay q;
 
 	synctcp_qdelay_reset(&q);
-	CHECK(!synctcp_pqlen_congested(&d, &q, 50));
+	synctcp_qdelay_on_loss(&q);
+	CHECK(!synctcp_pqlen_congested(&q, 50));
 	synctcp_qdelay_update(&q, 10000);	/* max qdelay 0 */
-	CHECK(!synctcp_pqlen_congested(&d, &q, 50));
+	synctcp_qdelay_on_loss(&q);
+	CHECK(q.loss_seen);
+	CHECK(!synctcp_pqlen_congested(&q, 50));
 }
 
 TEST(no_overflow_with_huge_delays)
 {
-	struct synctcp_pqlen d = { .seen_loss = true };
 	struct synctcp_qdelay q;
 
 	qdelay_with_max(&q, 0xFFFFFFF0u, 0xF0000000u);
-	CHECK(synctcp_pqlen_congested(&d, &q, 50));
-	CHECK(!synctcp_pqlen_congested(&d, &q, 95));
+	CHECK(synctcp_pqlen_congested(&q, 50));
+	CHECK(!synctcp_pqlen_congested(&q, 95));
 }
 
 TEST(signal_halves_cwnd_and_ssthresh)

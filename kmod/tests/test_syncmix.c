@@ -24,7 +24,7 @@ static void rig_init(struct rig *r, u32 max_q_us, bool seen_loss)
 	synctcp_qdelay_update(&r->q, BASE_OTT_US + (s64)max_q_us);
 	synctcp_syncmix_init(&r->m);
 	if (seen_loss)
-		synctcp_syncmix_on_loss(&r->m, &r->q);
+		synctcp_qdelay_on_loss(&r->q);
 	r->preloss_max_us = SYNCTCP_MIX_PRELOSS_MAX_US;
 }
 
@@ -359,7 +359,7 @@ TEST(restart_after_rto_keeps_the_loss)
 
 	rig_init(&r, 8000, true);
 	synctcp_syncmix_restart(&r.m);
-	CHECK(r.m.seen_loss);
+	CHECK(r.q.loss_seen);
 	/* average over max (36%), not the pre-loss change (17%) */
 	CHECK_EQ(rig_trace(&r, trace, 9), 1);
 	CHECK_EQ(r.m.region, SYNCTCP_MIX_R25_50);
@@ -376,32 +376,6 @@ TEST(no_overflow_with_huge_delays)
 	CHECK_EQ(r.m.trend, SYNCTCP_MIX_INCREASING);
 	CHECK_EQ(r.m.region, SYNCTCP_MIX_R75_100);
 	CHECK(synctcp_syncmix_avg_us(&r.m) <= r.q.max_qdelay_us);
-}
-
-/* A loss the estimator did not measure does not make max qdelay trusted. */
-TEST(loss_before_any_sample_does_not_count)
-{
-	struct rig r;
-
-	synctcp_qdelay_reset(&r.q);
-	synctcp_syncmix_init(&r.m);
-	synctcp_syncmix_on_loss(&r.m, &r.q);
-	CHECK(!r.m.seen_loss);
-	synctcp_qdelay_update(&r.q, BASE_OTT_US);
-	synctcp_syncmix_on_loss(&r.m, &r.q);
-	CHECK(r.m.seen_loss);
-}
-
-/* A rebase restarts max qdelay: the loss is forgotten with it. */
-TEST(rebase_forgets_the_loss)
-{
-	struct rig r;
-
-	rig_init(&r, 8000, true);
-	synctcp_syncmix_rebase(&r.m);
-	CHECK(!r.m.seen_loss);
-	CHECK_EQ(r.m.n_samples, 0);
-	CHECK_EQ(r.m.n_avg, 0);
 }
 
 static const struct harness_test tests[] = {
@@ -427,8 +401,6 @@ static const struct harness_test tests[] = {
 	T(restart_after_rto_bootstraps_weights_again),
 	T(restart_after_rto_needs_nine_new_averages),
 	T(restart_after_rto_keeps_the_loss),
-	T(loss_before_any_sample_does_not_count),
-	T(rebase_forgets_the_loss),
 	T(no_overflow_with_huge_delays),
 };
 
