@@ -194,6 +194,8 @@ def _ratio(a: Optional[float], b: Optional[float]) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .runner import BACKENDS
+
     p = argparse.ArgumentParser(prog="synctcp-testbed", description=__doc__.split("\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog=__doc__.split("\n", 2)[2])
@@ -213,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-report", action="store_true", help="skip plots and report.html")
     s.add_argument("--capture", action="store_true",
                    help="tcpdump the first flow's headers at its sender (CASE/f01.pcap)")
-    s.add_argument("--backend", choices=("netns", "mininet"), default="netns",
+    s.add_argument("--backend", choices=BACKENDS, default=BACKENDS[0],
                    help="who builds the topology: ip netns (default) or Mininet (docs/mininet.md)")
     s = sub.add_parser("report", help="regenerate plots, summary.csv and report.html")
     s.add_argument("rundir")
