@@ -16,7 +16,7 @@ implementation of every measurement and metric for both testbeds.
 from __future__ import annotations
 
 import time
-from typing import Any, Optional
+from typing import Any
 
 from synctcp_testbed.runner import build_topology as netns_topology
 from synctcp_testbed.scenario import Case
@@ -98,12 +98,3 @@ def build_topology(case: Case, prefix: str = "st") -> MininetTopology:
     """The runner's backend: the case's testbed topology, built by Mininet."""
     return MininetTopology(netns_topology(case, prefix))
 
-
-def backend(name: Optional[str]) -> Any:
-    """The topology builder of backend ``name`` (None/``netns``: the runner's default)."""
-    if name in (None, "", "netns"):
-        return netns_topology
-    if name == "mininet":
-        ensure_mininet()
-        return build_topology
-    raise ValueError(f"unknown backend {name!r}: netns or mininet")

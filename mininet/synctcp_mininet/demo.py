@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
+from synctcp_testbed.demo import SMALL_BUFFER, cc_list, print_table
 from synctcp_testbed.demo import parser as demo_parser
-from synctcp_testbed.demo import print_table
 from synctcp_testbed.scenario import Scenario, TopologySpec
 
 
@@ -64,15 +64,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from synctcp_testbed.runner import RunError, run_scenario
     from synctcp_testbed.topology import TopologyError
 
-    parts = [("delay", part_scenario("demo-delay", _csv(args.cc), args.rate_mbit, args.rtt_ms,
+    sb = SMALL_BUFFER
+    parts = [("delay", part_scenario("demo-delay", cc_list(args.cc), args.rate_mbit, args.rtt_ms,
                                      args.queue_pkts, args.flows, args.seconds),
               f"Mininet: {args.rate_mbit:g} Mbit/s, {args.rtt_ms:g} ms, {args.queue_pkts}-packet "
               f"drop-tail, {args.flows} flows each, {args.seconds:g} s")]
     if not args.no_small_buffer:
         parts.append(("small-buffer", part_scenario(
-            "demo-small-buffer", _csv(args.small_buffer_cc), 50, 100, 20, 1, args.seconds),
-            f"Mininet small buffer: 50 Mbit/s, 100 ms, 20-packet drop-tail, 1 flow each, "
-            f"{args.seconds:g} s"))
+            "demo-small-buffer", cc_list(args.small_buffer_cc), sb.rate_mbit, sb.rtt_ms,
+            sb.queue_pkts, 1, args.seconds),
+            f"Mininet small buffer: {sb.rate_mbit:g} Mbit/s, {sb.rtt_ms:g} ms, "
+            f"{sb.queue_pkts}-packet drop-tail, 1 flow each, {args.seconds:g} s"))
     started = time.monotonic()
     for label, sc, title in parts:
         out = args.out.absolute() / label
@@ -88,10 +90,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"{out}/report.html")
     print(f"Mininet demo: {time.monotonic() - started:.0f} s")
     return 0
-
-
-def _csv(text: str) -> List[str]:
-    return [c.strip() for c in text.split(",") if c.strip()]
 
 
 if __name__ == "__main__":

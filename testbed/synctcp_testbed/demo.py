@@ -145,14 +145,22 @@ def parser(description: str, out: Path) -> argparse.ArgumentParser:
     return ap
 
 
+#: the small-buffer part's path (shared with synctcp_mininet.demo)
+SMALL_BUFFER = DumbbellConfig(rate_mbit=50, rtt_ms=100, queue_pkts=20)
+
+
+def cc_list(text: str) -> List[str]:
+    """``"reno, sync,"`` -> ``["reno", "sync"]``."""
+    return [c.strip() for c in text.split(",") if c.strip()]
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser(__doc__.split("\n")[0], Path("results/demo")).parse_args(argv)
 
-    ccs = [c.strip() for c in args.cc.split(",") if c.strip()]
-    sb_ccs = [] if args.no_small_buffer else [c.strip() for c in args.small_buffer_cc.split(",")
-                                              if c.strip()]
+    ccs = cc_list(args.cc)
+    sb_ccs = [] if args.no_small_buffer else cc_list(args.small_buffer_cc)
     cfg = DumbbellConfig(rate_mbit=args.rate_mbit, rtt_ms=args.rtt_ms, queue_pkts=args.queue_pkts)
-    sb_cfg = DumbbellConfig(rate_mbit=50, rtt_ms=100, queue_pkts=20)
+    sb_cfg = SMALL_BUFFER
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     try:
