@@ -81,9 +81,9 @@ if [ ! -s "$tarball" ] || [ "$rebuild" = 1 ]; then
 	echo "fresh-check: building a pristine bookworm root (mmdebstrap --variant=minbase)"
 	mmopt=()
 	[ ! -s "$aptopts" ] || mmopt=(--aptopt="$aptopts")
-	mmdebstrap --quiet --variant=minbase "${mmopt[@]}" bookworm "$tarball.tmp" "$srcfile" ||
+	mmdebstrap --quiet --variant=minbase "${mmopt[@]}" bookworm "$cache/.new-$key.tar" "$srcfile" ||
 		die "mmdebstrap failed"
-	mv "$tarball.tmp" "$tarball"
+	mv "$cache/.new-$key.tar" "$tarball"
 	for old in "$cache"/bookworm-minbase-*.tar; do [ "$old" = "$tarball" ] || rm -f "$old"; done
 fi
 
