@@ -170,7 +170,8 @@ for s in "${steps[@]}"; do
 	set -e
 	secs=$(($(date +%s) - t0))
 	printf '  %-13s exit %-3s %6s s   %s\n' "$name" "$rc" "$secs" "$cmd" | tee -a "$out/summary.txt"
-	json+="${json:+,}{\"step\":\"$name\",\"command\":$(printf '%s' "$cmd" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))' 2>/dev/null || echo '""'),\"exit\":$rc,\"seconds\":$secs}"
+	qcmd=${cmd//\\/\\\\}
+	json+="${json:+,}{\"step\":\"$name\",\"command\":\"${qcmd//\"/\\\"}\",\"exit\":$rc,\"seconds\":$secs}"
 	if [ "$rc" != 0 ]; then
 		failed=$name
 		echo "fresh-check: '$cmd' failed with exit $rc (log: $log); what it was missing:" >&2
