@@ -13,6 +13,10 @@
 #   make install    install the modules for modprobe (modules_install + depmod)
 #   make setup      install what the above need (Debian 12, idempotent)
 #   make checkpatch Linux coding style of the kernel C
+#   make fresh-check        the README's prerequisites, `make demo` and `make test` in full
+#                           in a pristine Debian 12 root (mmdebstrap; cold, ~1.5 h)
+#   make fresh-check-short  setup, a short demo, the commands check and a kernel-test
+#                           smoke subset in a pristine root (CI runs it after make test)
 
 PYTHON ?= python3
 VMRUN := scripts/vmrun
@@ -83,11 +87,18 @@ demo: setup modules
 checkpatch:
 	@scripts/checkpatch.sh
 
+fresh-check:
+	@scripts/fresh-check.sh --full
+
+fresh-check-short:
+	@scripts/fresh-check.sh --short
+
 clean:
 	$(MAKE) -C kmod clean
 	$(MAKE) -C kmod/tests clean
 
-.PHONY: bench all setup modules install load unload unit pytest-unit kernel-test owts-test test demo checkpatch clean
+.PHONY: bench all setup modules install load unload unit pytest-unit kernel-test owts-test test demo checkpatch clean \
+	fresh-check fresh-check-short
 
 # DKMS (docs/dkms.md): rebuild the modules for every new kernel.
 #   make dkms-install [KVER=release]   stage /usr/src/synctcp-VERSION, dkms add/build/install
