@@ -42,9 +42,11 @@ import tempfile
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-if __package__ in (None, ""):
-    # loaded by ``mn --custom FILE`` (exec'd, no package): find our packages
-    _here = Path(__file__).resolve()
+if not globals().get("__package__"):
+    # loaded by ``mn --custom FILE``: Debian's mn execs the file's code in an
+    # empty dict (no ``__file__``, ``__package__`` is the builtins' ""), so
+    # the code object's file name is what says where our packages are
+    _here = Path(globals().get("__file__") or sys._getframe(0).f_code.co_filename).resolve()
     for _p in (_here.parents[1], _here.parents[2] / "testbed", _here.parents[2] / "tools"):
         if str(_p) not in sys.path:
             sys.path.insert(0, str(_p))

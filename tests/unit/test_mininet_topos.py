@@ -151,3 +151,54 @@ def test_demo_parts_are_valid_scenarios() -> None:
     sc = mn_demo.part_scenario("demo-delay", ["reno", "sync"], 20, 40, 100, 3, 10)
     assert [c.id for c in sc.cases()] == ["reno-droptail", "sync-droptail"]
     assert sc.topology.rtts_ms == [40, 40, 40] and sc.duration_s - sc.warmup_s == 10
+
+
+# ---------------------------------------------------------------------------
+# ``mn --custom topos.py``: Debian's mn execs the file in an empty dict
+
+TOPOS_PY = Path(__file__).resolve().parents[2] / "mininet" / "synctcp_mininet" / "topos.py"
+DOCS_TOPO = "dumbbell,rate=20,rtts=40+80,aqm=red-ecn"     # docs/mininet.md's example
+
+#: what /usr/bin/mn (MininetRunner.custom) does with ``--custom FILE``, then ``--topo``
+MN_CUSTOM = """\
+import sys
+from mininet.util import buildTopo
+fileName = sys.argv[1]
+customs = {}
+exec(compile(open(fileName).read(), fileName, 'exec'), customs, customs)
+topo = buildTopo(customs['topos'], sys.argv[2])
+print(sorted(customs['topos']), sorted(topo.hosts()))
+"""
+
+
+def test_mn_custom_execs_topos_py_without_file_or_package(monkeypatch) -> None:
+    from mininet.util import buildTopo
+
+    monkeypatch.setattr("sys.path", list(__import__("sys").path))
+    customs: dict = {}
+    exec(compile(TOPOS_PY.read_text(), str(TOPOS_PY), "exec"), customs, customs)
+    assert "__file__" not in customs
+    assert {"dumbbell", "parkinglot", "geo", "smallbuffer", "scenario"} <= set(customs["topos"])
+    topo = buildTopo(customs["topos"], DOCS_TOPO)
+    assert sorted(topo.hosts()) == ["l", "r", "r1", "r2", "s1", "s2"]
+    assert topo.nodeInfo("s1")["sysctls"]["net.ipv4.tcp_ecn"] == "1"
+    eg = next(i for a, b, i in topo.links(withInfo=True) if {a, b} == {"l", "r"})["params1"]["egress"]
+    assert eg.rate_mbit == 20 and eg.queue.kind == "red-ecn"
+
+
+def test_mn_custom_with_debians_python_and_a_relative_file_name(tmp_path) -> None:
+    """As ``mn`` runs it: /usr/bin/python3, the file name as typed, from the repository root."""
+    import subprocess
+
+    system = Path("/usr/bin/python3")
+    if not system.exists() or subprocess.run([str(system), "-c", "import mininet.util"],
+                                             cwd=tmp_path, capture_output=True).returncode:
+        pytest.skip("no system python3 with Debian's mininet")
+    script = tmp_path / "mn_custom.py"
+    script.write_text(MN_CUSTOM)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    repo = TOPOS_PY.parents[2]
+    out = subprocess.run([str(system), str(script), str(TOPOS_PY.relative_to(repo)), DOCS_TOPO],
+                         cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "'dumbbell'" in out.stdout and "'s2'" in out.stdout, out.stdout
