@@ -4,6 +4,7 @@ import argparse
 
 import pytest
 
+from synctcp import cli
 from synctcp.cli import format_socket, main
 from synctcp.diag import SocketState
 from synctcp_testbed.dumbbell import DumbbellConfig
@@ -14,6 +15,61 @@ from synctcp_testbed.sampler import parse_handle
 def test_watch_needs_a_positive_interval(capsys: pytest.CaptureFixture) -> None:
     assert main(["ss", "--watch", "0"]) == 2
     assert "positive" in capsys.readouterr().err
+
+
+def _sock(cc: str = "sync") -> SocketState:
+    return SocketState(family=2, src="10.0.0.1", sport=1, dst="10.0.0.2", dport=2, state=1, cc=cc,
+                       tcp_info={"cwnd": 10, "rtt_us": 40000, "retrans": 0})
+
+
+@pytest.mark.parametrize("json_out", [False, True])
+def test_ss_without_sockets_says_so_on_stderr_and_exits_3(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, json_out: bool) -> None:
+    seen = []
+    monkeypatch.setattr(cli, "list_sockets", lambda cc: seen.append(cc) or [])
+    assert main(["ss"] + (["--json"] if json_out else [])) == cli.EXIT_NO_SOCKETS == 3
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == "synctcp ss: no sync, mixreact or etcp sockets\n"
+    assert seen == [["sync", "mixreact", "etcp"]]
+
+
+def test_ss_without_sockets_names_the_cc_filter(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.setattr(cli, "list_sockets", lambda cc: [])
+    assert main(["ss", "--cc", "reno,sync"]) == 3
+    assert capsys.readouterr().err == "synctcp ss: no reno or sync sockets (--cc reno,sync)\n"
+
+
+def test_ss_with_sockets_exits_0(monkeypatch: pytest.MonkeyPatch,
+                                 capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.setattr(cli, "list_sockets", lambda cc: [_sock()])
+    assert main(["ss"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("10.0.0.1:1 -> 10.0.0.2:2 sync") and err == ""
+    assert main(["ss", "--json"]) == 0
+    assert '"sockets": [{' in capsys.readouterr().out
+
+
+def test_ss_watch_reports_an_empty_round(monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture) -> None:
+    rounds = iter([[], [_sock()], []])
+    monkeypatch.setattr(cli, "list_sockets", lambda cc: next(rounds))
+    monkeypatch.setattr(cli.time, "sleep", lambda s: None)
+    assert main(["ss", "--watch", "0.5", "--count", "2"]) == 0
+    out, err = capsys.readouterr()
+    assert err == "synctcp ss: no sync, mixreact or etcp sockets\n"
+    assert "sync cwnd:10" in out
+    assert main(["ss", "--json", "--watch", "0.5", "--count", "1"]) == 3   # the last round's
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("no sync, mixreact or etcp sockets") == 1
+
+
+def test_ss_help_documents_the_exit_codes(capsys: pytest.CaptureFixture) -> None:
+    with pytest.raises(SystemExit):
+        main(["ss", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Exit 0 sockets shown, 3 no matching socket" in out and "2 error" in out
 
 
 def test_status_reads_sysctls(capsys: pytest.CaptureFixture) -> None:

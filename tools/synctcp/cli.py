@@ -9,8 +9,8 @@
     synctcp trace / correlate FILE   RTT, OTT and losses from a capture (trace.py, correlate.py)
     synctcp owts FILE         the one-way-timestamp option, packet by packet (owtsdump.py)
 
-Exit codes: 0 success, 1 nothing to show (``ss`` found no socket) or unfit
-(``clock``), 2 error.
+Exit codes: 0 success, 1 unfit (``clock``), 2 error, 3 nothing to show
+(``ss`` found no socket; it says so on stderr).
 """
 
 from __future__ import annotations
@@ -32,6 +32,9 @@ from .diag import (ETCP_PHASES, MIX_ACTIONS, MIX_REGIONS, MIX_TRENDS, DiagError,
 MODULE_CC = {"tcp_sync": "sync", "tcp_mixreact": "mixreact", "tcp_etcp": "etcp"}
 SYSCTL = Path("/proc/sys/net/ipv4")
 SYSMOD = Path("/sys/module")
+
+#: ``synctcp ss`` exit code when no socket matched (0: some did, 2: an error)
+EXIT_NO_SOCKETS = 3
 
 
 def _read(path: Path) -> Optional[str]:
@@ -88,12 +91,26 @@ def cmd_status(args: argparse.Namespace) -> int:
     return modctl.cmd_list(args)
 
 
+def _either(names: Sequence[str]) -> str:
+    """``a``, ``a or b``, ``a, b or c``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+def no_sockets_message(ccs: Sequence[str], cc_filter: Optional[str] = None) -> str:
+    """The line ``synctcp ss`` prints to stderr when no socket matched."""
+    msg = f"synctcp ss: no {_either(list(ccs))} sockets"
+    return f"{msg} (--cc {cc_filter})" if cc_filter else msg
+
+
 def cmd_ss(args: argparse.Namespace) -> int:
-    ccs: List[str] = args.cc.split(",") if args.cc else list(MODULE_CC.values())
+    ccs: List[str] = ([c for c in args.cc.split(",") if c] if args.cc else []) \
+        or list(MODULE_CC.values())
     rounds = 0
     while True:
         socks = list_sockets(cc=ccs)
-        if args.json:
+        if not socks:
+            print(no_sockets_message(ccs, args.cc), file=sys.stderr, flush=True)
+        elif args.json:
             print(json.dumps({"time": time.time(), "sockets": [s.as_dict() for s in socks]}), flush=True)
         else:
             for s in socks:
@@ -102,7 +119,7 @@ def cmd_ss(args: argparse.Namespace) -> int:
                 print(flush=True)
         rounds += 1
         if not args.watch or (args.count and rounds >= args.count):
-            return 0 if socks else 1
+            return 0 if socks else EXIT_NO_SOCKETS
         time.sleep(args.watch)
 
 
@@ -117,10 +134,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="JSON output")
     s.set_defaults(func=cmd_status)
 
-    s = sub.add_parser("ss", help="live per-socket state of synctcp sockets")
+    s = sub.add_parser(
+        "ss", help="live per-socket state of synctcp sockets",
+        description="Connected TCP sockets of this network namespace that use a synctcp "
+                    "algorithm, with their tcp_info and the module's telemetry, one line each.",
+        epilog=f"Exit 0 sockets shown, {EXIT_NO_SOCKETS} no matching socket (a line on stderr "
+               f"says so; with --watch, of the last round), 2 error.")
     s.add_argument("--cc", help="comma-separated algorithms (default: sync,mixreact,etcp)")
-    s.add_argument("--json", action="store_true", help="one JSON object per round")
-    s.add_argument("--watch", type=float, metavar="SEC", help="repeat every SEC seconds")
+    s.add_argument("--json", action="store_true",
+                   help="one JSON object per round (nothing on stdout for a round without sockets)")
+    s.add_argument("--watch", type=float, metavar="SEC",
+                   help="repeat every SEC seconds until interrupted (default: once)")
     s.add_argument("--count", type=int, default=0, help="with --watch: stop after N rounds")
     s.set_defaults(func=cmd_ss)
 
