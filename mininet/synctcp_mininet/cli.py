@@ -15,19 +15,34 @@ modules.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from typing import Optional, Sequence
 
 from synctcp_testbed import cli as testbed_cli
 
+DESCRIPTION = ("The testbed's scenarios on Mininet: the same as 'synctcp-testbed ... "
+               "--backend mininet'. The scenario files, cases, traffic, samplers, metrics, "
+               "run directory and report are the testbed's; only the topology is built by "
+               "Mininet (docs/mininet.md).")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The testbed's parser as ``synctcp-mininet``: ``run --backend`` defaults to mininet."""
+    return testbed_cli.build_parser(prog="synctcp-mininet", backend="mininet",
+                                    description=DESCRIPTION)
+
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["run"] and "--backend" not in argv:
-        argv += ["--backend", "mininet"]
-    if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__)
+    parser = build_parser()
+    if not argv:
+        parser.print_help()
         return 0
+    parser.parse_args(argv)     # --help and usage errors as synctcp-mininet
+    if argv[:1] == ["run"] and not any(a == "--backend" or a.startswith("--backend=")
+                                       for a in argv):
+        argv += ["--backend", "mininet"]
     return testbed_cli.main(argv)
 
 

@@ -20,11 +20,13 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
+from .qdisc import AQMS
 from .scenario import ScenarioError, load, presets
 
 REPO = Path(__file__).resolve().parents[2]
@@ -193,32 +195,81 @@ def _ratio(a: Optional[float], b: Optional[float]) -> str:
     return f"{a / b:.2f}"
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: what ``--help`` says about where ``run`` runs (``synctcp-mininet`` says it too)
+WHERE_RUN_RUNS = ("needs root and a kernel that can load the modules. As a non-root user, "
+                  "or on a host that cannot load modules, it re-runs itself inside the "
+                  "virtme-ng VM of 'make test' (scripts/vmrun), chosen automatically.")
+RUN_EXIT_CODES = "Exit codes: 0 done, 1 a case failed, 2 bad input."
+
+
+def _text(*paragraphs: str) -> str:
+    """Paragraphs filled to 79 columns, for a RawDescriptionHelpFormatter."""
+    return "\n\n".join(textwrap.fill(p, 79) for p in paragraphs)
+
+
+def build_parser(prog: str = "synctcp-testbed", backend: Optional[str] = None,
+                 description: Optional[str] = None) -> argparse.ArgumentParser:
+    """The command's parser; ``synctcp-mininet`` is this with ``backend="mininet"``."""
     from .runner import BACKENDS
 
-    p = argparse.ArgumentParser(prog="synctcp-testbed", description=__doc__.split("\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog=__doc__.split("\n", 2)[2])
-    sub = p.add_subparsers(dest="command", required=True)
-    sub.add_parser("list", help="preset scenarios")
-    s = sub.add_parser("show", help="a scenario and its cases")
+    examples = "\n".join(f"  {prog} {line}" for line in (
+        "list                         the preset scenarios",
+        "show weigle-ftp              a scenario, resolved, and its cases",
+        "run weigle-ftp --duration 60 --cc reno,cubic,sync",
+        "run my.toml --aqm droptail,red-ecn --out results/my",
+        *(["run gu-smallbuffer --backend mininet   the same cases on Mininet"]
+          if backend is None else []),
+        "report RUNDIR                regenerate plots and report.html"))
+    p = argparse.ArgumentParser(
+        prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=_text(description or "Run the testbed's scenarios (the seed papers' "
+                          "experiments as TOML files) with several congestion-control "
+                          "algorithms and queue disciplines, and compare them."),
+        epilog=f"examples:\n{examples}\n\n" + _text(f"'run' {WHERE_RUN_RUNS}", RUN_EXIT_CODES))
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", title="commands",
+                           help=f"'{prog} COMMAND --help' shows its options")
+    sub.add_parser("list", help="preset scenarios",
+                   description="The preset scenarios: name, number of cases, description.")
+    s = sub.add_parser("show", help="a scenario and its cases",
+                       description="A scenario, resolved (defaults filled in), and its cases.")
     s.add_argument("scenario", help="preset name or .toml path")
-    s.add_argument("--json", action="store_true")
-    s = sub.add_parser("run", help="run a scenario's cases and write a run directory")
+    s.add_argument("--json", action="store_true", help="the resolved scenario as JSON")
+    s = sub.add_parser("run", help="run a scenario's cases and write a run directory",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description=_text("Run every case of a scenario (algorithm x queue "
+                                         "discipline x sweep point), each on a freshly built "
+                                         "topology, and write a run directory with metrics, "
+                                         "summary.csv, plots and report.html.",
+                                         f"It {WHERE_RUN_RUNS}"),
+                       epilog=RUN_EXIT_CODES)
     s.add_argument("scenario", help="preset name or .toml path")
-    s.add_argument("--cc", help="comma-separated algorithms (default: the scenario's)")
-    s.add_argument("--aqm", help="comma-separated queue disciplines (default: the scenario's)")
-    s.add_argument("--duration", type=float, help="seconds of traffic per case (scales the run)")
-    s.add_argument("--warmup", type=float, help="seconds excluded from the metrics")
-    s.add_argument("--seed", type=int)
-    s.add_argument("--out", help="run directory (default results/NAME-TIMESTAMP)")
+    s.add_argument("--cc", metavar="CC[,CC...]",
+                   help="comma-separated congestion-control algorithms, e.g. reno,cubic,sync "
+                        "(default: the scenario's)")
+    s.add_argument("--aqm", metavar="AQM[,AQM...]",
+                   help=f"comma-separated queue disciplines of the bottleneck, of: "
+                        f"{', '.join(AQMS)} (default: the scenario's)")
+    s.add_argument("--duration", type=float, metavar="SEC",
+                   help="seconds of traffic per case (default: the scenario's duration_s)")
+    s.add_argument("--warmup", type=float, metavar="SEC",
+                   help="seconds excluded from the metrics (default: the scenario's warmup_s; "
+                        "with --duration at most a fifth of it)")
+    s.add_argument("--seed", type=int,
+                   help="seed of the HTTP workload's random arrivals and sizes, the same "
+                        "in every case (default: the scenario's seed)")
+    s.add_argument("--out", metavar="DIR",
+                   help="run directory (default: results/NAME-TIMESTAMP)")
     s.add_argument("--no-report", action="store_true", help="skip plots and report.html")
     s.add_argument("--capture", action="store_true",
                    help="tcpdump the first flow's headers at its sender (CASE/f01.pcap)")
-    s.add_argument("--backend", choices=BACKENDS, default=BACKENDS[0],
-                   help="who builds the topology: ip netns (default) or Mininet (docs/mininet.md)")
-    s = sub.add_parser("report", help="regenerate plots, summary.csv and report.html")
-    s.add_argument("rundir")
+    default = backend or BACKENDS[0]
+    s.add_argument("--backend", choices=BACKENDS, default=default,
+                   help=f"who builds the topology: netns (ip netns) or mininet "
+                        f"(docs/mininet.md) (default: {default})")
+    s = sub.add_parser("report", help="regenerate plots, summary.csv and report.html",
+                       description="Regenerate summary.csv, the plots and report.html of a "
+                       "run directory.")
+    s.add_argument("rundir", help="a run directory written by run")
     return p
 
 

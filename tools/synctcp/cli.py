@@ -9,8 +9,9 @@
     synctcp trace / correlate FILE   RTT, OTT and losses from a capture (trace.py, correlate.py)
     synctcp owts FILE         the one-way-timestamp option, packet by packet (owtsdump.py)
 
-Exit codes: 0 success, 1 unfit (``clock``), 2 error, 3 nothing to show
-(``ss`` found no socket; it says so on stderr).
+Exit codes: 0 success, 1 unfit (``clock``) or nothing matched (``trace``,
+``correlate``, ``owts``), 2 error, 3 ``ss`` found no socket (it says so on
+stderr).
 """
 
 from __future__ import annotations
@@ -124,13 +125,20 @@ def cmd_ss(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="synctcp", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(
+        prog="synctcp",
+        description="State of the synctcp congestion-control modules (sync, mixreact, etcp) "
+                    "and of their sockets, and what captures say about RTT, OTT and losses.",
+        epilog=f"Exit codes: 0 success, 1 unfit (clock) or nothing matched (trace, correlate, "
+               f"owts), 2 error, {EXIT_NO_SOCKETS} no socket (ss).")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = p.add_subparsers(dest="command", required=True)
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", title="commands",
+                           help="'synctcp COMMAND --help' shows its options")
 
     modctl.add_parsers(sub)
     clock.add_parser(sub)
-    s = sub.add_parser("status", help="alias of list")
+    s = sub.add_parser("status", help="alias of list",
+                       description="The same as 'synctcp list'.")
     s.add_argument("--json", action="store_true", help="JSON output")
     s.set_defaults(func=cmd_status)
 

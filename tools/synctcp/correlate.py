@@ -389,7 +389,11 @@ def cmd_correlate(args: argparse.Namespace) -> int:
 def add_parser(sub: Any) -> None:
     """Register ``synctcp correlate`` on the CLI's subparsers."""
     s = sub.add_parser("correlate", help="loss-delay correlation (CIM, LCDC, CDF) on RTT vs OTT",
-                       description=__doc__.split("\n")[0])
+                       description="Loss-delay correlation of each flow of a sender-side capture "
+                       "(CIM, LCDC and the loss-conditioned delay CDF of Martin, Nilsson and "
+                       "Rhee 2003), computed on the RTT and on the forward OTT "
+                       "(docs/correlate.md).",
+                       epilog="Exit 0 done, 1 no flow matched, 2 bad file or options.")
     s.add_argument("file", help="pcap or pcapng, captured at the data sender")
     s.add_argument("--flow", metavar="FILTER",
                    help="#N (flow index), a port, or a substring of src:port>dst:port")

@@ -338,7 +338,11 @@ def cmd_owts(args: argparse.Namespace) -> int:
 def add_parser(sub: Any) -> None:
     """Register ``synctcp owts`` on the CLI's subparsers."""
     s = sub.add_parser("owts", help="decode the one-way-timestamp option in a pcap",
-                       description=__doc__.split("\n")[0])
+                       description="The one-way-timestamp option of every TCP segment in a "
+                       "capture, then ott_us statistics per connection and direction "
+                       "(docs/owts-decoder.md).",
+                       epilog="Exit 0 option found, 1 TCP but no OWTS option (or nothing matches "
+                       "--flow), 2 unreadable input or unwritable output.")
     s.add_argument("file", help="pcap or pcapng (Ethernet, SLL, SLL2, raw IP; IPv4/IPv6)")
     s.add_argument("--flow", metavar="FILTER",
                    help="a port, or a substring of src:port>dst:port")

@@ -614,7 +614,10 @@ def cmd_trace(args: argparse.Namespace) -> int:
 def add_parser(sub: Any) -> None:
     """Register ``synctcp trace`` on the CLI's subparsers."""
     s = sub.add_parser("trace", help="per-flow RTT, OTT and losses from a sender-side pcap",
-                       description=__doc__.split("\n")[0])
+                       description="Per-flow RTT, OTT and losses from a capture taken at the data "
+                       "sender: a table, one CSV per flow, plots and summary.json "
+                       "(docs/trace.md).",
+                       epilog="Exit 0 done, 1 no flow matched, 2 unreadable file.")
     s.add_argument("file", help="pcap or pcapng, captured at the data sender")
     s.add_argument("--out", metavar="DIR", help="output directory (default: <file>-trace)")
     s.add_argument("--flow", metavar="FILTER",
