@@ -15,7 +15,7 @@ import math
 import tomllib
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple, get_args, get_origin, get_type_hints
 
 from .qdisc import AQMS, QdiscError, QueueSpec
 
@@ -245,25 +245,85 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-def _build(cls: Any, data: Dict[str, Any], where: str) -> Any:
+#: what the list-valued keys hold and an example of each, for the errors
+LIST_KEYS: Dict[str, Tuple[str, str]] = {
+    "cc": ("algorithm names", '["reno", "sync"]'),
+    "aqm": ("queue disciplines", '["droptail", "red-ecn"]'),
+    "rtts_ms": ("RTTs in ms, one per pair", "[40, 80]"),
+    "cross_hops": ("hop numbers", "[1, 3]"),
+    "measure": ("link names", '["lr"]'),
+    "rev_pairs": ("pair numbers (1-based)", "[1, 2]"),
+    "pairs": ("pair numbers (1-based)", "[1, 2]"),
+}
+
+
+def _what(value: Any) -> str:
+    """``value``'s kind as TOML calls it, with its article."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, dict):
+        return "a table"
+    return f"a {type(value).__name__}"
+
+
+def _fits(kind: Any, item: Any) -> bool:
+    """Is ``item`` a ``kind`` (str, int or float; a bool is not a number)?"""
+    if kind is str:
+        return isinstance(item, str)
+    if kind in (int, float):
+        return not isinstance(item, bool) and isinstance(item, int if kind is int else (int, float))
+    return True
+
+
+def _check_types(cls: Any, data: Dict[str, Any], where: str, table: str) -> None:
+    """Refuse a list-valued key that is not a list (``cc = "reno"`` would run
+    cases r, e, n, o), a list of the wrong items, and a table that is not one."""
+    hints = get_type_hints(cls)
+    for key, value in data.items():
+        hint = hints[key]
+        if get_origin(hint) is list:
+            name = f"{table}.{key}" if table else key
+            items, example = LIST_KEYS.get(key, ("values", "[...]"))
+            need = f"{name} must be a list of {items}, e.g. {key} = {example}"
+            if not isinstance(value, list):
+                raise ScenarioError(f"{where}: {need}, not {_what(value)}")
+            kind = get_args(hint)[0]
+            for item in value:
+                if not _fits(kind, item):
+                    shown = f'"{item}"' if isinstance(item, str) else repr(item)
+                    raise ScenarioError(f"{where}: {need}, not {_what(item)} like {shown}")
+        elif get_origin(hint) is dict and not isinstance(value, dict):
+            raise ScenarioError(f"{where}: {key} must be a table ([{key}]), not {_what(value)}")
+
+
+def _build(cls: Any, data: Any, where: str, table: str = "") -> Any:
+    place = f"{where} [{table}]" if table else where
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{where}: {table} must be a table ([{table}]), not {_what(data)}")
     known = {f.name for f in fields(cls)}
     unknown = set(data) - known
     if unknown:
-        raise ScenarioError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}; "
+        raise ScenarioError(f"{place}: unknown key(s) {', '.join(sorted(unknown))}; "
                             f"known: {', '.join(sorted(known))}")
+    _check_types(cls, data, where, table)
     return cls(**data)
 
 
 def from_dict(data: Dict[str, Any], where: str = "scenario") -> Scenario:
     data = dict(data)
     try:
-        topo = _build(TopologySpec, data.pop("topology", {}), f"{where} [topology]")
-        aqmp = _build(AqmSpec, data.pop("aqm_params", {}), f"{where} [aqm_params]")
-        traffic = dict(data.pop("traffic", {}))
-        cbr = traffic.pop("cbr", None)
-        tr = _build(TrafficSpec, traffic, f"{where} [traffic]")
+        topo = _build(TopologySpec, data.pop("topology", {}), where, "topology")
+        aqmp = _build(AqmSpec, data.pop("aqm_params", {}), where, "aqm_params")
+        traffic = data.pop("traffic", {})
+        traffic = dict(traffic) if isinstance(traffic, dict) else traffic
+        cbr = traffic.pop("cbr", None) if isinstance(traffic, dict) else None
+        tr = _build(TrafficSpec, traffic, where, "traffic")
         if cbr is not None:
-            tr.cbr = _build(CbrSpec, cbr, f"{where} [traffic.cbr]")
+            tr.cbr = _build(CbrSpec, cbr, where, "traffic.cbr")
         sc = _build(Scenario, data, where)
     except TypeError as exc:
         raise ScenarioError(f"{where}: {exc}") from exc

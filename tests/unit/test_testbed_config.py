@@ -326,6 +326,50 @@ def test_unknown_key_in_a_toml_file_names_the_file(tmp_path: Path) -> None:
     assert "rtt_ms" in str(exc.value) and "rtts_ms" in str(exc.value), "lists the known keys"
 
 
+@pytest.mark.parametrize("over,message", [
+    ({"cc": "reno"},
+     't.toml: cc must be a list of algorithm names, e.g. cc = ["reno", "sync"], not a string'),
+    ({"aqm": "red"}, "t.toml: aqm must be a list of queue disciplines, "
+                     'e.g. aqm = ["droptail", "red-ecn"], not a string'),
+    ({"cc": ["reno", 1]}, "t.toml: cc must be a list of algorithm names, "
+                          'e.g. cc = ["reno", "sync"], not a number like 1'),
+    ({"topology": {"rtts_ms": 40}}, "t.toml: topology.rtts_ms must be a list of RTTs in ms, "
+                                    "one per pair, e.g. rtts_ms = [40, 80], not a number"),
+    ({"topology": {"rtts_ms": ["40"]}}, "t.toml: topology.rtts_ms must be a list of RTTs in ms, "
+                                        'one per pair, e.g. rtts_ms = [40, 80], not a string '
+                                        'like "40"'),
+    ({"topology": {"measure": "lr"}}, "t.toml: topology.measure must be a list of link names, "
+                                      'e.g. measure = ["lr"], not a string'),
+    ({"topology": {"cross_hops": [1.5]}}, "t.toml: topology.cross_hops must be a list of hop "
+                                          "numbers, e.g. cross_hops = [1, 3], not a number like 1.5"),
+    ({"traffic": {"rev_pairs": True}}, "t.toml: traffic.rev_pairs must be a list of pair numbers "
+                                       "(1-based), e.g. rev_pairs = [1, 2], not a boolean"),
+    ({"traffic": {"cbr": {"pairs": 1}}}, "t.toml: traffic.cbr.pairs must be a list of pair "
+                                         "numbers (1-based), e.g. pairs = [1, 2], not a number"),
+    ({"sweep": 3}, "t.toml: sweep must be a table ([sweep]), not a number"),
+    ({"topology": "dumbbell"}, "t.toml: topology must be a table ([topology]), not a string"),
+])
+def test_a_list_key_that_is_not_a_list_is_refused_naming_key_and_file(
+        over: Dict[str, Any], message: str) -> None:
+    """``cc = "reno"`` once ran four cases: r, e, n and o."""
+    with pytest.raises(ScenarioError) as exc:
+        from_dict(base(**over), where="t.toml")
+    assert str(exc.value) == message
+
+
+@pytest.mark.parametrize("command", ["run", "show"])
+def test_cli_refuses_a_string_cc_in_one_line_with_exit_2(
+        command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture, no_vm: None) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("my.toml").write_text('name = "my"\ncc = "reno"\n[topology]\nrtts_ms = [40]\n')
+    assert cli.main([command, "my.toml"]) == 2
+    cap = capsys.readouterr()
+    assert cap.out == ""
+    assert cap.err == ('synctcp-testbed: my.toml: cc must be a list of algorithm names, '
+                       'e.g. cc = ["reno", "sync"], not a string\n')
+
+
 def test_both_queue_pkts_and_queue_bdp_are_refused() -> None:
     with pytest.raises(ScenarioError, match="not both"):
         from_dict(base(topology={"queue_pkts": 50, "queue_bdp": 1.0}))
