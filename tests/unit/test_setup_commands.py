@@ -193,6 +193,7 @@ def shell_commands() -> Iterator[Tuple[str, str]]:
         is_make = path.name == "Makefile"
         heredoc = None
         in_array = False
+        make_cont = False     # Makefile: in the continuation of a non-recipe line
         for no, line in enumerate(path.read_text().splitlines(), 1):
             if heredoc:
                 if line.strip() == heredoc:
@@ -207,8 +208,10 @@ def shell_commands() -> Iterator[Tuple[str, str]]:
             m = re.search(r"<<-?\s*['\"]?(\w+)['\"]?", line.replace("<<<", ""))
             if m:
                 heredoc = m.group(1)
-            if is_make and not line.startswith("\t"):
-                continue
+            if is_make:
+                if make_cont or not line.startswith("\t"):     # not a recipe line
+                    make_cont = line.rstrip().endswith("\\")
+                    continue
             for seg in SPLIT.split(_shell_code(line, is_make)):
                 words = seg.split()
                 while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
