@@ -43,7 +43,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if argv[:1] == ["run"] and not any(a == "--backend" or a.startswith("--backend=")
                                        for a in argv):
         argv += ["--backend", "mininet"]
-    return testbed_cli.main(argv)
+    return testbed_cli.main(argv, prog="synctcp-mininet")
 
 
 if __name__ == "__main__":

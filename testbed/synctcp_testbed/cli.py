@@ -26,6 +26,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
+from synctcp.pipe import stdout_closed
+
 from .qdisc import AQMS
 from .scenario import ScenarioError, load, presets
 
@@ -273,7 +275,7 @@ def build_parser(prog: str = "synctcp-testbed", backend: Optional[str] = None,
     return p
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Optional[Sequence[str]] = None, prog: str = "synctcp-testbed") -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     try:
@@ -285,10 +287,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return cmd_report(args)
         return cmd_run(args, argv)
     except ScenarioError as exc:
-        print(f"synctcp-testbed: {exc}", file=sys.stderr)
+        print(f"{prog}: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        return stdout_closed()
 
 
 if __name__ == "__main__":

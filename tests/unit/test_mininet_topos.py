@@ -141,7 +141,7 @@ def test_mininet_backend_mirrors_the_netns_topology() -> None:
 
 def test_synctcp_mininet_run_is_the_testbeds_run_on_mininet(monkeypatch) -> None:
     seen = []
-    monkeypatch.setattr(mn_cli.testbed_cli, "main", lambda argv: seen.append(argv) or 0)
+    monkeypatch.setattr(mn_cli.testbed_cli, "main", lambda argv, prog="": seen.append(argv) or 0)
     assert mn_cli.main(["run", "gu-smallbuffer", "--cc", "etcp"]) == 0
     assert mn_cli.main(["list"]) == 0
     assert seen == [["run", "gu-smallbuffer", "--cc", "etcp", "--backend", "mininet"], ["list"]]

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from . import __version__, clock, modctl
+from .pipe import stdout_closed
 from . import correlate as _correlate
 from . import owtsdump as _owtsdump
 from . import trace as _trace
@@ -174,6 +175,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        return stdout_closed()
 
 
 if __name__ == "__main__":
