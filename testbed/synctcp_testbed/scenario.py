@@ -15,7 +15,7 @@ import math
 import tomllib
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple, get_args, get_origin, get_type_hints
+from typing import Any, Dict, List, Optional, Tuple, Union, get_args, get_origin, get_type_hints
 
 from .qdisc import AQMS, QdiscError, QueueSpec
 
@@ -298,6 +298,23 @@ def _check_types(cls: Any, data: Dict[str, Any], where: str, table: str) -> None
                     raise ScenarioError(f"{where}: {need}, not {_what(item)} like {shown}")
         elif get_origin(hint) is dict and not isinstance(value, dict):
             raise ScenarioError(f"{where}: {key} must be a table ([{key}]), not {_what(value)}")
+        else:
+            kind = _scalar(hint)
+            if kind is not None and value is not None and not (_fits(kind, value) if kind is not bool else isinstance(value, bool)):
+                name = f"{table}.{key}" if table else key
+                raise ScenarioError(f"{where}: {name} must be {SCALAR_NAMES[kind]}, not {_what(value)}"
+                                    + (f' like "{value}"' if isinstance(value, str) else ""))
+
+
+SCALAR_NAMES = {str: "a string", int: "a whole number", float: "a number", bool: "true or false"}
+
+
+def _scalar(hint: Any) -> Any:
+    """str, int, float or bool for a plain (or Optional) key of that type, else None."""
+    if get_origin(hint) is Union:
+        args = [a for a in get_args(hint) if a is not type(None)]
+        hint = args[0] if len(args) == 1 else None
+    return hint if hint in SCALAR_NAMES else None
 
 
 def _build(cls: Any, data: Any, where: str, table: str = "") -> Any:

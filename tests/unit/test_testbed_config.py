@@ -856,3 +856,27 @@ def test_queue_stats_excludes_samples_outside_start_and_end() -> None:
     assert q.drops < s[-1]["drops"]
     # the interval is closed at both ends
     assert queue_stats(s, 10, start_s=kept[0]["t"], end_s=kept[-1]["t"]).samples == 101
+
+
+@pytest.mark.parametrize("toml,msg", [
+    ('[topology]\nrate_mbit = "10"\n', 'topology.rate_mbit must be a number, not a string like "10"'),
+    ('duration_s = "60"\n', 'duration_s must be a number, not a string like "60"'),
+    ('seed = 1.5\n', "seed must be a whole number, not a number"),
+    ('[topology]\noffloads = "no"\n', 'topology.offloads must be true or false, not a string like "no"'),
+    ('[topology]\nqueue_pkts = "20"\n', 'topology.queue_pkts must be a whole number, not a string like "20"'),
+    ('[traffic]\nrev_cc = 3\n', "traffic.rev_cc must be a string, not a number"),
+])
+def test_a_plain_key_of_the_wrong_type_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                   toml: str, msg: str) -> None:
+    f = tmp_path / "my.toml"
+    f.write_text('name = "x"\ncc = ["reno"]\n' + toml)
+    from synctcp_testbed.cli import main as testbed_main
+    assert testbed_main(["show", str(f)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"synctcp-testbed: {f}: {msg}", err
+
+
+def test_whole_numbers_are_numbers_too() -> None:
+    from synctcp_testbed.scenario import from_dict
+    sc = from_dict({"name": "x", "cc": ["reno"], "duration_s": 60, "topology": {"rate_mbit": 10}})
+    assert sc.duration_s == 60 and sc.topology.rate_mbit == 10
