@@ -58,7 +58,7 @@ def rows(out: Path) -> List[Dict[str, Any]]:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = demo_parser(__doc__.split("\n")[0], Path("results/demo-mininet")).parse_args(argv)
+    args = demo_parser(__doc__.split("\n")[0], Path("results/demo-mininet"), "synctcp_mininet.demo").parse_args(argv)
 
     from synctcp_testbed.report import write_report, write_summary_csv
     from synctcp_testbed.runner import RunError, run_scenario

@@ -130,18 +130,25 @@ def run_part(cfg: DumbbellConfig, ccs: List[str], flows: int, seconds: float,
     return results
 
 
-def parser(description: str, out: Path) -> argparse.ArgumentParser:
+def parser(description: str, out: Path, prog: str = "synctcp_testbed.demo") -> argparse.ArgumentParser:
     """The demo's options (shared with synctcp_mininet.demo)."""
-    ap = argparse.ArgumentParser(description=description)
-    ap.add_argument("--out", type=Path, default=out)
-    ap.add_argument("--cc", default="reno,cubic,sync,mixreact")
-    ap.add_argument("--flows", type=int, default=3)
-    ap.add_argument("--seconds", type=float, default=10)
-    ap.add_argument("--rate-mbit", type=float, default=20)
-    ap.add_argument("--rtt-ms", type=float, default=40)
-    ap.add_argument("--queue-pkts", type=int, default=100)
-    ap.add_argument("--small-buffer-cc", default="etcp,reno,cubic")
-    ap.add_argument("--no-small-buffer", action="store_true")
+    ap = argparse.ArgumentParser(prog=f"python3 -m {prog}", description=description.replace("``", ""),
+                                 epilog="make demo passes DEMO_ARGS to these options, e.g. "
+                                        "make demo DEMO_ARGS=\"--cc reno,sync --no-small-buffer\"")
+    ap.add_argument("--out", type=Path, default=out, help=f"result directory (default: {out})")
+    ap.add_argument("--cc", default="reno,cubic,sync,mixreact",
+                    help="comma-separated algorithms of the first part, each alone through the "
+                         "dumbbell (default: reno,cubic,sync,mixreact)")
+    ap.add_argument("--flows", type=int, default=3, help="bulk flows per algorithm (default: 3)")
+    ap.add_argument("--seconds", type=float, default=10, help="seconds of traffic per algorithm (default: 10)")
+    ap.add_argument("--rate-mbit", type=float, default=20, help="bottleneck rate of the first part (default: 20)")
+    ap.add_argument("--rtt-ms", type=float, default=40, help="base RTT of the first part (default: 40)")
+    ap.add_argument("--queue-pkts", type=int, default=100,
+                    help="drop-tail queue of the first part, in packets (default: 100)")
+    ap.add_argument("--small-buffer-cc", default="etcp,reno,cubic",
+                    help="algorithms of the second part: one flow each, 50 Mbit/s, 100 ms, "
+                         "20-packet buffer (default: etcp,reno,cubic)")
+    ap.add_argument("--no-small-buffer", action="store_true", help="skip the second part")
     return ap
 
 

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import argparse
 import re
+from pathlib import Path
 from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 
 import pytest
 
 from synctcp import cli as synctcp_cli
 from synctcp_mininet import cli as mininet_cli
+from synctcp_mininet import demo as mininet_demo
 from synctcp_testbed import cli as testbed_cli
+from synctcp_testbed import demo as testbed_demo
 from synctcp_testbed.qdisc import AQMS
 
 Main = Callable[[Optional[Sequence[str]]], int]
@@ -23,6 +26,12 @@ COMMANDS: List[Tuple[str, Callable[[], argparse.ArgumentParser], Main]] = [
     ("synctcp", synctcp_cli.build_parser, synctcp_cli.main),
     ("synctcp-testbed", testbed_cli.build_parser, testbed_cli.main),
     ("synctcp-mininet", mininet_cli.build_parser, mininet_cli.main),
+    # make demo's (DEMO_ARGS) and make demo MININET=1's
+    ("python3 -m synctcp_testbed.demo",
+     lambda: testbed_demo.parser(testbed_demo.__doc__ or "", Path("results/demo")), testbed_demo.main),
+    ("python3 -m synctcp_mininet.demo",
+     lambda: testbed_demo.parser(mininet_demo.__doc__ or "", Path("results/demo-mininet"),
+                                 "synctcp_mininet.demo"), mininet_demo.main),
 ]
 REST = re.compile(r"``|:(func|class|mod|meth|attr|data|exc|obj|ref|doc):`")
 
@@ -76,7 +85,7 @@ def test_help_is_plain_text_with_a_help_string_for_every_argument(
             f"{prog} {' '.join(path)}: {action.option_strings or action.dest} has no help"
 
 
-@pytest.mark.parametrize("prog,main", [(c[0], c[2]) for c in COMMANDS[1:]])
+@pytest.mark.parametrize("prog,main", [(c[0], c[2]) for c in COMMANDS[1:3]])
 def test_run_help_lists_the_queue_disciplines_and_says_when_a_vm_is_used(
         prog: str, main: Main, capsys: pytest.CaptureFixture) -> None:
     out = " ".join(help_of(main, ["run"], capsys).split())
