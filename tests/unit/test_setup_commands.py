@@ -49,6 +49,7 @@ COMMANDS: Dict[str, str] = {
     "mount": "mount", "umount": "mount", "mountpoint": "util-linux", "du": "coreutils",
     "printf": "coreutils", "true": "coreutils", "uname": "coreutils", "diff": "diffutils",
     "paste": "coreutils", "od": "coreutils", "chroot": "coreutils", "apt-cache": "apt",
+    "stty": "coreutils", "sync": "coreutils",
     # the README's prerequisites (apt-get install git make)
     "git": "git", "make": "make",
     # scripts/setup.sh
