@@ -155,6 +155,23 @@ run_in_root() {
 	"
 }
 
+# The commands a failed step's log says it could not find, and the package
+# that has each on this machine (which has more installed than the root).
+missing_packages() {
+	local c path pkg real
+	grep -aoE "(bash: |sh: [0-9]+: )[A-Za-z0-9_.+-]+: (command )?not found|No such file or directory: '[A-Za-z0-9_.+-]+'|needs [a-z][A-Za-z0-9_.+-]+ \(make setup\)" "$1" |
+		sed -E "s/^(bash|sh: [0-9]+): ([^:]+):.*/\2/; s/.*directory: '([^']+)'/\1/; s/^needs ([^ ]+) .*/\1/" |
+		sort -u | head -10 | while read -r c; do
+			path=$(command -v "$c" 2>/dev/null || true)
+			pkg=
+			if [ -n "$path" ]; then      # usrmerge: /usr/bin/x may be packaged as /bin/x
+				real=$(readlink -f "$path")
+				pkg=$(dpkg -S "$real" "${real#/usr}" 2>/dev/null | grep -v '^diversion' | cut -d: -f1 | head -n1 || true)
+			fi
+			echo "  missing command: $c${pkg:+ (package $pkg on this machine: add it to scripts/setup.sh)}"
+		done
+}
+
 mkdir -p "$out"
 rm -f "$out"/*.log "$out"/summary.*
 echo "fresh-check ($form): $(basename "$tarball"), synctcp $rev$([ "$dirty" = 0 ] || echo " (HEAD; $dirty uncommitted changes not included)")"
@@ -177,6 +194,7 @@ for s in "${steps[@]}"; do
 		echo "fresh-check: '$cmd' failed with exit $rc (log: $log); what it was missing:" >&2
 		grep -aiE 'command not found|not found|no such file|could not be found|please install|unable to locate|needs [a-z]|no module named|E: ' "$log" |
 			grep -av '^\s*$' | sort -u | head -15 | sed 's/^/    /' >&2 || true
+		missing_packages "$log" >&2
 		echo "  last lines:" >&2
 		tail -n 15 "$log" | sed 's/^/    /' >&2
 		break
