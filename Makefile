@@ -15,7 +15,7 @@
 #   make checkpatch Linux coding style of the kernel C
 #   make fresh-check        the README's prerequisites, `make demo` and `make test` in full
 #                           in a pristine Debian 12 root (mmdebstrap; cold, ~1.5 h)
-#   make fresh-check-short  setup, a short demo, the commands check and a kernel-test
+#   make fresh-check-short  setup, a short demo, the unit tests and a kernel-test
 #                           smoke subset in a pristine root (CI runs it after make test)
 
 PYTHON ?= python3

@@ -17,11 +17,13 @@
 #            `make demo` and `make test` in full, with nothing cached:
 #            downloads and the patched test kernel start cold (about 1.5 h
 #            on 2 cores).
-#   --short  (make fresh-check-short, run by make test) the prerequisite
-#            line, `make setup`, a short demo, `make modules`, the commands
-#            check of tests/unit/test_setup_commands.py inside the root, and
-#            a smoke subset of the kernel tests in the VM; downloaded .debs
-#            and wheels are kept between runs (not the installs).
+#   --short  (make fresh-check-short, run by CI after make test) the
+#            prerequisite line, `make setup`, a short demo, `make modules`,
+#            the C and Python unit tests (among them the commands check of
+#            tests/unit/test_setup_commands.py) with the root's own Python
+#            and environment, and a smoke subset of the kernel tests in the
+#            VM (ping, topologies, module loading, the documented commands);
+#            downloaded .debs and wheels are kept between runs, not the installs.
 #
 # Each step's exit code and wall time go to OUT/summary.txt and
 # OUT/summary.json (default OUT: results/fresh-check-FORM), its output to
@@ -124,11 +126,11 @@ steps=("prereq|$prereq")
 if [ "$form" = full ]; then
 	steps+=("make-demo|make demo" "make-test|make test")
 else
-	smoke='ping or dumbbell or loads or registers'
+	smoke='ping or dumbbell or loads or registers or docs'
 	steps+=("make-setup|make setup"
 		"short-demo|make demo DEMO_ARGS='--cc reno,sync --seconds 3 --no-small-buffer'"
 		"make-modules|make modules"
-		"commands|SYNCTCP_FRESH_ROOT=1 python3 -m pytest -q -p no:cacheprovider tests/unit/test_setup_commands.py"
+		"unit-tests|SYNCTCP_FRESH_ROOT=1 make unit pytest-unit"
 		"kernel-smoke|scripts/vmrun python3 -m pytest -q -p no:cacheprovider tests/kernel -k '$smoke'")
 fi
 

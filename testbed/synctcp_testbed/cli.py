@@ -278,14 +278,11 @@ def build_parser(prog: str = "synctcp-testbed", backend: Optional[str] = None,
 def main(argv: Optional[Sequence[str]] = None, prog: str = "synctcp-testbed") -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
+    commands = {"list": cmd_list, "show": cmd_show, "report": cmd_report}
     try:
-        if args.command == "list":
-            return cmd_list(args)
-        if args.command == "show":
-            return cmd_show(args)
-        if args.command == "report":
-            return cmd_report(args)
-        return cmd_run(args, argv)
+        rc = commands[args.command](args) if args.command in commands else cmd_run(args, argv)
+        sys.stdout.flush()          # a closed pipe shows here, not at exit
+        return rc
     except ScenarioError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2

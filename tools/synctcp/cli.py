@@ -169,7 +169,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print("synctcp: --watch needs a positive interval", file=sys.stderr)
         return 2
     try:
-        return int(args.func(args))
+        rc = int(args.func(args))
+        sys.stdout.flush()          # a closed pipe shows here, not at exit
+        return rc
     except DiagError as exc:
         print(f"synctcp: {exc}", file=sys.stderr)
         return 2
