@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build a User-Mode Linux (ARCH=um) kernel with time-travel (simulated time)
+# support, and kmod/ built against it.
+#
+#   uml/build-uml.sh [--series 6.1|7.N] [--config-only] [--print]
+#
+# 6.1 is Debian 12's linux-source-6.1 (installed with apt), 7.N sid's
+# linux-source-7.N (downloaded with a private apt configuration, see
+# scripts/private-apt.sh; the system's sources are not touched).  The patches
+# uml/linux-SERIES/*.patch (if any) are applied with patch(1); the kernel is
+# configured with `make ARCH=um defconfig` plus uml/uml.config and built with
+# ccache.  Every CONFIG_X=VALUE of the fragment must survive olddefconfig
+# (and every "is not set" must stay unset): the script fails listing the
+# options that did not.
+#
+# Layout (the conventions of tcp_option/build-kernel.sh):
+#   ~/.cache/synctcp/kernel/uml-SERIES-KEY/      KEY: hash of the patches, the
+#       .done            fragment and the source package version; older
+#       build/linux      directories of the same series are removed
+#       build/.config
+#       modroot/lib/modules/RELEASE/   the kernel's own =m modules
+#       kmod/*.ko        kmod/ built for this kernel (from a copy of kmod/,
+#                        rebuilt when kmod/'s sources change)
+#   ~/.cache/synctcp/kernel/uml-SERIES -> the newest
+#
+# --print prints the cached build directory (exit 1 if there is none) and
+# builds nothing.  The last line printed is the build directory: BUILD/linux
+# is the kernel (scripts/umlrun boots it).  Run it at low priority on a
+# shared machine: nice -n 19 ionice -c3 uml/build-uml.sh
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+cache=${SYNCTCP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/synctcp}
+series=6.1
+config_only=0
+print_only=0
+jobs=${SYNCTCP_BUILD_JOBS:-$(nproc)}
+log() { echo "build-uml[$series]: $*" >&2; }
+die() { log "$*"; exit 1; }
+usage() { echo "usage: uml/build-uml.sh [--series 6.1|7.N] [--config-only] [--print]" >&2; exit 2; }
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--series) [ $# -ge 2 ] || usage; series=$2; shift 2 ;;
+	--config-only) config_only=1; shift ;;
+	--print) print_only=1; shift ;;
+	-h|--help) sed -n '4,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
+	*) usage ;;
+	esac
+done
+[[ $series =~ ^[0-9]+\.[0-9]+$ ]] || usage
+fragment=$here/uml.config
+patches=()
+for p in "$here/linux-$series"/*.patch; do [ -f "$p" ] && patches+=("$p"); done
+
+if [ "$print_only" = 1 ]; then
+	d=$cache/kernel/uml-$series
+	[ -f "$d/.done" ] && [ -x "$d/build/linux" ] || { log "not built: uml/build-uml.sh --series $series"; exit 1; }
+	echo "$(cd "$d" && pwd -P)/build"
+	exit 0
+fi
+
+# ---- the source tarball ---------------------------------------------------
+# Prints "TARBALL VERSION".
+source_tarball() {
+	case $series in
+	6.1)
+		if [ ! -f /usr/src/linux-source-6.1.tar.xz ]; then
+			log "apt-get install linux-source-6.1"
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq linux-source-6.1 >&2
+		fi
+		echo "/usr/src/linux-source-6.1.tar.xz linux-source-6.1_$(dpkg-query -W -f '${Version}' linux-source-6.1)"
+		;;
+	*)
+		# shellcheck source=../scripts/private-apt.sh
+		. "$repo/scripts/private-apt.sh"
+		private_apt_init sid
+		local deb
+		deb=$(ls "$APTDIR"/debs/linux-source-"$series"_*.deb 2>/dev/null | sort -V | tail -n1 || true)
+		if [ -z "$deb" ]; then
+			log "downloading linux-source-$series from sid"
+			apt-get -q "${APTOPTS[@]}" update >&2
+			(cd "$APTDIR/debs" && apt-get -q "${APTOPTS[@]}" download "linux-source-$series" >&2)
+			deb=$(ls "$APTDIR"/debs/linux-source-"$series"_*.deb 2>/dev/null | sort -V | tail -n1 || true)
+			[ -n "$deb" ] || { log "no linux-source-$series in sid"; return 1; }
+		fi
+		local out=$cache/kernel/linux-source-$series.tar.xz
+		if [ ! -f "$out" ] || [ "$deb" -nt "$out" ]; then
+			dpkg-deb --fsys-tarfile "$deb" |
+				tar -xO --wildcards "./usr/src/linux-source-$series.tar.xz" >"$out.tmp"
+			mv "$out.tmp" "$out"
+		fi
+		echo "$out $(basename "$deb" .deb)"
+		;;
+	esac
+}
+
+# The fragment's settings that olddefconfig dropped, one a line.
+missing_options() {
+	local config=$1 line name
+	while IFS= read -r line; do
+		case $line in
+		CONFIG_*=*)
+			grep -qxF -- "$line" "$config" || echo "${line}" ;;
+		"# CONFIG_"*" is not set")
+			name=${line#\# }; name=${name%% *}
+			! grep -qE "^$name=" "$config" || echo "$line" ;;
+		esac
+	done <"$fragment"
+}
+
+# kmod/ for this kernel, from a copy (kmod/*.ko stay the Debian kernel's);
+# rebuilt when the sources change.
+build_kmod() {
+	local dir=$1 out=$1/kmod srchash
+	srchash=$(cd "$repo/kmod" && cat Kbuild Makefile *.c $(find core -name '*.[ch]' | sort) 2>/dev/null | sha256sum | cut -c1-16)
+	if [ -f "$out/.src-hash" ] && [ "$(cat "$out/.src-hash")" = "$srchash" ] &&
+		[ -f "$out/tcp_sync.ko" ]; then
+		log "kmod: up to date in $out"
+		return 0
+	fi
+	rm -rf "$out"
+	mkdir -p "$out"
+	cp -r "$repo/kmod/Kbuild" "$repo/kmod/core" "$repo"/kmod/*.c "$out/"
+	find "$out/core" -name '*.o' -delete
+	log "kmod: building against the UML kernel"
+	if ! make -C "$dir/build" ARCH=um M="$out" CC="ccache gcc" -j"$jobs" modules \
+		>"$dir/kmod.log" 2>&1; then
+		grep -E 'error|Error' "$dir/kmod.log" | head -20 >&2
+		die "kmod/ does not build for UML (log: $dir/kmod.log)"
+	fi
+	echo "$srchash" >"$out/.src-hash"
+	log "kmod: $(cd "$out" && echo *.ko)"
+}
+
+for t in make gcc flex bison bc ccache patch xz; do
+	command -v "$t" >/dev/null || die "needs $t (make setup)"
+done
+mkdir -p "$cache/kernel"
+exec 8>"$cache/kernel/.build-uml-$series.lock"
+flock 8
+
+src_info=$(source_tarball) || die "cannot get the linux-source-$series package"
+read -r tarball version <<<"$src_info"
+key=$( (cat ${patches[@]+"${patches[@]}"} "$fragment"; echo "$version") | sha256sum | cut -c1-12)
+dir=$cache/kernel/uml-$series-$key
+build=$dir/build
+export CCACHE_DIR=$cache/ccache
+if [ -f "$dir/.done" ]; then
+	ln -sfn "$dir" "$cache/kernel/uml-$series"
+	log "cached, $version ($(cat "$dir/.done")): $dir"
+	build_kmod "$dir"
+	echo "$build"
+	exit 0
+fi
+
+start=$(date +%s)
+rm -rf "$dir"
+mkdir -p "$dir/src"
+log "unpacking $(basename "$tarball")"
+tar -xf "$tarball" -C "$dir/src" --strip-components=1
+for p in ${patches[@]+"${patches[@]}"}; do
+	log "applying $(basename "$p")"
+	patch -d "$dir/src" -p1 --forward --batch --quiet <"$p" || die "$(basename "$p") does not apply"
+done
+
+log "configuring (ARCH=um defconfig + uml/uml.config)"
+{
+	make -C "$dir/src" O="$build" ARCH=um defconfig &&
+		(cd "$dir/src" && ARCH=um scripts/kconfig/merge_config.sh -m -O "$build" \
+			"$build/.config" "$fragment") &&
+		make -C "$dir/src" O="$build" ARCH=um olddefconfig
+} >"$dir/config.log" 2>&1 || { tail -20 "$dir/config.log" >&2; die "configuration failed"; }
+missing=$(missing_options "$build/.config")
+if [ -n "$missing" ]; then
+	log "olddefconfig dropped these settings of uml/uml.config:"
+	echo "$missing" | sed 's/^/    /' >&2
+	die "configuration incomplete (see $build/.config)"
+fi
+for old in "$cache/kernel/uml-$series-"*; do     # stale builds of this series
+	[ "$old" = "$dir" ] || [ -L "$old" ] || rm -rf "$old"
+done
+[ "$config_only" = 0 ] || { echo "$build"; exit 0; }
+
+log "building linux and modules with $jobs jobs (log: $dir/build.log)"
+ccache -M 8G >/dev/null
+if ! make -C "$dir/src" O="$build" ARCH=um CC="ccache gcc" -j"$jobs" linux modules \
+	>"$dir/build.log" 2>&1; then
+	grep -E 'error|Error' "$dir/build.log" | head -20 >&2
+	die "build failed (log: $dir/build.log)"
+fi
+make -C "$dir/src" O="$build" ARCH=um INSTALL_MOD_PATH="$dir/modroot" modules_install \
+	>>"$dir/build.log" 2>&1 || die "modules_install failed (log: $dir/build.log)"
+secs=$(($(date +%s) - start))
+release=$(cat "$build/include/config/kernel.release")
+echo "built in ${secs} s on $(date -u +%FT%TZ), $(nproc) cores, $version, release $release" >"$dir/.done"
+ln -sfn "$dir" "$cache/kernel/uml-$series"
+log "built in ${secs} s: $build/linux ($release)"
+build_kmod "$dir"
+echo "$build"
