@@ -103,24 +103,24 @@ echo "start $up" >"$ctl"
 # as on the host, programs see a pipe (no colours, block buffering) unless
 # umlrun's stream is a terminal
 out=/dev/ttyS0 err=/dev/ttyS1 copiers=
-if [ "$out_kind" = pipe ] && mkfifo /run/stdout; then
-	cat /run/stdout >/dev/ttyS0 &
-	copiers="$copiers $!" out=/run/stdout
+# (the FIFOs are made by umlrun in RUNDIR: on hostfs they are local pipes)
+if [ "$out_kind" = pipe ] && [ -p "$run/stdout.fifo" ]; then
+	cat "$run/stdout.fifo" >/dev/ttyS0 &
+	copiers="$copiers $!" out=$run/stdout.fifo
 fi
-if [ "$err_kind" = pipe ] && mkfifo /run/stderr; then
-	cat /run/stderr >/dev/ttyS1 &
-	copiers="$copiers $!" err=/run/stderr
+if [ "$err_kind" = pipe ] && [ -p "$run/stderr.fifo" ]; then
+	cat "$run/stderr.fifo" >/dev/ttyS1 &
+	copiers="$copiers $!" err=$run/stderr.fifo
 fi
 sh "$run/job.sh" </dev/null >"$out" 2>"$err"
 status=$?
-if [ -n "$copiers" ]; then
-	# the copiers end when the last writer closes its end; a daemon the
-	# command left behind may hold it: then stop them (runnable processes
-	# run before simulated time moves, so nothing written is lost)
-	sleep 0.01
-	kill $copiers 2>/dev/null
-	wait
-fi
+# The copiers end when the last writer closes its end.  A daemon the
+# command left behind may hold it: wait 1 simulated second at most, the
+# power-off ends them.
+n=0
+for pid in $copiers; do
+	while [ -d "/proc/$pid" ] && [ $n -lt 100 ]; do sleep 0.01; n=$((n + 1)); done
+done
 read -r up _ </proc/uptime
 dmesg >"$run/dmesg.txt" 2>&1
 sync
