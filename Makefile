@@ -23,7 +23,7 @@ VMRUN := scripts/vmrun
 RESULTS ?= results
 DEMO_ARGS ?=
 BENCH_ARGS ?=
-MODULES := $(patsubst kmod/%.o,%,$(filter %.o,$(shell sed -n 's/^obj-m += //p' kmod/Kbuild)))
+MODULES := $(patsubst %.o,%,$(filter %.o,$(shell sed -n 's/^obj-m += //p' kmod/Kbuild)))
 
 all: modules
 
