@@ -34,6 +34,7 @@ class Rule:
     expect: str = ""               # host/vm: a regex the output must match; skip: the reason
     exit: Tuple[int, ...] = (0,)   # the documented exit statuses where 0 is not the only one
     stdin: str = ""
+    needs: str = ""                # a file it needs (~ expanded); missing: skipped, saying so
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class Command:
         return f"{self.doc}:{self.line}: {self.text}"
 
 
+UML_61 = "~/.cache/synctcp/kernel/uml-6.1/.done"
 KERNEL_BUILD = ("building and installing a patched kernel on a real host, with a reboot; make test "
                 "builds the same series into its test kernel (tcp_option/build-kernel.sh) and boots it")
 PATCHED = "needs the kernel of tcp_option/ with the option on: tests/owts (make test) checks it"
@@ -115,6 +117,12 @@ RULES: List[Rule] = [
     Rule(r"^synctcp (trace|correlate) FILE\.pcap \[", "synopsis"),
     Rule(r"^\[--", "synopsis"),
     Rule(r"^PYTHONPATH=.* scripts/vmrun python3 -m pytest ", "skip", "the kernel tests: make kernel-test runs them"),
+    # -- simulated time (docs/platform.md) -------------------------------------
+    Rule(r"^nice -n 19 ionice -c3 uml/build-uml\.sh", "skip",
+         "builds a UML kernel (10-15 min); tests/unit/test_uml.py checks the cached build"),
+    Rule(r"^scripts/umlrun sh -c 'uname -r; cat /proc/uptime'$", "host", r"^6\.1\.\d+", needs=UML_61),
+    Rule(r"^SYNCTCP_UML_SERIES=7\.2 scripts/umlrun python3 -m pytest ", "skip",
+         "the module tests on sid's UML kernel: minutes of wall time"),
     # -- a real host's clock and kernel (docs/clock.md, docs/tcp-option.md) ----
     Rule(r"^(chronyc|ppstest|gpspipe) ", "skip", GPS),
     Rule(r"^[A-Z_]+=\"", "skip", "a line of /etc/default/gpsd, not a command"),
