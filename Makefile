@@ -13,6 +13,7 @@
 #   make install    install the modules for modprobe (modules_install + depmod)
 #   make setup      install what the above need (Debian 12, idempotent)
 #   make checkpatch Linux coding style of the kernel C
+#   make uml-kernel the time-travel UML kernel and modules for scripts/umlrun (docs/platform.md)
 #   make fresh-check        the README's prerequisites, `make demo` and `make test` in full
 #                           in a pristine Debian 12 root (mmdebstrap; cold, ~1.5 h)
 #   make fresh-check-short  setup, a short demo, the unit tests and a kernel-test
@@ -90,6 +91,12 @@ checkpatch:
 fresh-check:
 	@scripts/fresh-check.sh --full
 
+# Simulated time (docs/platform.md): the time-travel UML kernel and the
+# modules for it, cached in ~/.cache/synctcp/kernel/uml-SERIES; UML_SERIES=7.2
+# for sid's.  scripts/umlrun CMD runs a command in it.
+uml-kernel:
+	@nice -n 19 uml/build-uml.sh --series $(or $(UML_SERIES),6.1) >/dev/null
+
 fresh-check-short:
 	@scripts/fresh-check.sh --short
 
@@ -98,7 +105,7 @@ clean:
 	$(MAKE) -C kmod/tests clean
 
 .PHONY: bench all setup modules install load unload unit pytest-unit kernel-test owts-test test demo checkpatch clean \
-	fresh-check fresh-check-short
+	fresh-check fresh-check-short uml-kernel
 
 # DKMS (docs/dkms.md): rebuild the modules for every new kernel.
 #   make dkms-install [KVER=release]   stage /usr/src/synctcp-VERSION, dkms add/build/install
