@@ -184,8 +184,10 @@ for s in "${steps[@]}"; do
 	log=$(printf '%s/%02d-%s.log' "$out" "$n" "$name")
 	t0=$(date +%s)
 	set +e
-	run_in_root "$cmd" >"$log" 2>&1
-	rc=$?
+	# through a pipe: qemu reopens /proc/self/fd/1 by name, which would
+	# truncate a log file and lose what the step printed before the VM
+	run_in_root "$cmd" 2>&1 | cat >"$log"
+	rc=${PIPESTATUS[0]}
 	set -e
 	secs=$(($(date +%s) - t0))
 	printf '  %-13s exit %-3s %6s s   %s\n' "$name" "$rc" "$secs" "$cmd" | tee -a "$out/summary.txt"
