@@ -94,6 +94,21 @@ def distribution(values_us: List[int], expect_ms: float) -> Dict[str, float]:
             "within_0.2ms_pct": 100.0 * sum(abs(e) <= 0.2 for e in err) / len(err)}
 
 
+def parse_units(rows: List[Row], src_ip: str) -> int:
+    """The fewest segments the receiver may have parsed of what ``src_ip``
+    sent: a run of back-to-back segments with the same option, contiguous in
+    sequence (the wire segments of one GSO burst), counts once."""
+    n, prev = 0, None
+    for r in rows:
+        if r.src[0] != src_ip:
+            continue
+        key = (r.option.tsval_us, r.option.ott_us) if r.option is not None else None
+        if not (prev is not None and key is not None and key == prev[0] and r.seq == prev[1]):
+            n += 1
+        prev = (key, r.seq + r.length)
+    return n
+
+
 def rows_of(path: Path) -> List[Row]:
     rows, _ = decode_file(str(path))
     assert rows, f"nothing captured in {path}"
@@ -197,9 +212,12 @@ def test_negotiated_carried_and_accurate(pair: Pair, results_dir: Path) -> None:
     # Out counts what TCP sent, a GSO super-segment (software GSO stays on)
     # once; In counts every segment parsed.  Nothing is lost on this path,
     # so each end parsed at least as many as the other sent, and at least
-    # as many as the capture (which may miss some under load) saw.
-    a_seen = sum(r.src[0] == pair.a_ip for r in rows)
-    b_seen = sum(r.src[0] == pair.b_ip for r in rows)
+    # as many as the capture (which may miss some under load) saw, counting
+    # the wire segments of one GSO burst once: they carry the same option
+    # (one send time), so the receiver's GRO may merge them back into one
+    # parsed segment, as it did for 7 of 2297 in a busy TCG VM.
+    a_seen = parse_units(rows, pair.a_ip)
+    b_seen = parse_units(rows, pair.b_ip)
     assert d[pair.a]["TCPOWTSOut"] > 0 and d[pair.b]["TCPOWTSOut"] > 0
     assert d[pair.b]["TCPOWTSIn"] >= max(a_seen, d[pair.a]["TCPOWTSOut"])
     assert d[pair.a]["TCPOWTSIn"] >= max(b_seen, d[pair.b]["TCPOWTSOut"])
