@@ -40,36 +40,16 @@ patches=("$here/linux-$series"/*.patch)
 [ -f "${patches[0]}" ] || die "no patch series tcp_option/linux-$series/"
 
 # ---- the source tarball ---------------------------------------------------
+# shellcheck source=../scripts/kernel-source.sh
+. "$repo/scripts/kernel-source.sh"
+# The cache key's version string, as it has always been: the Debian version
+# for 6.1, the .deb's file name for sid's series.
 source_tarball() {
+	local tarball pkg
+	read -r tarball pkg <<<"$(kernel_source "$series" "$repo" "$cache")" && [ -n "$pkg" ] || return 1
 	case $series in
-	6.1)
-		if [ ! -f /usr/src/linux-source-6.1.tar.xz ]; then
-			log "apt-get install linux-source-6.1"
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq linux-source-6.1 >&2
-		fi
-		echo "/usr/src/linux-source-6.1.tar.xz $(dpkg-query -W -f '${Version}' linux-source-6.1)"
-		;;
-	*)
-		# shellcheck source=../scripts/private-apt.sh
-		. "$repo/scripts/private-apt.sh"
-		private_apt_init sid
-		local deb
-		deb=$(ls "$APTDIR"/debs/linux-source-"$series"_*.deb 2>/dev/null | sort -V | tail -n1 || true)
-		if [ -z "$deb" ]; then
-			log "downloading linux-source-$series from sid"
-			apt-get -q "${APTOPTS[@]}" update >&2
-			(cd "$APTDIR/debs" && apt-get -q "${APTOPTS[@]}" download "linux-source-$series" >&2)
-			deb=$(ls "$APTDIR"/debs/linux-source-"$series"_*.deb 2>/dev/null | sort -V | tail -n1 || true)
-			[ -n "$deb" ] || { log "no linux-source-$series in sid"; return 1; }
-		fi
-		local out=$cache/kernel/linux-source-$series.tar.xz
-		if [ ! -f "$out" ] || [ "$deb" -nt "$out" ]; then
-			dpkg-deb --fsys-tarfile "$deb" |
-				tar -xO --wildcards "./usr/src/linux-source-$series.tar.xz" >"$out.tmp"
-			mv "$out.tmp" "$out"
-		fi
-		echo "$out $(basename "$deb")"
-		;;
+	6.1) echo "$tarball ${pkg#linux-source-6.1_}" ;;
+	*) echo "$tarball $pkg.deb" ;;
 	esac
 }
 
@@ -94,14 +74,7 @@ if [ -f "$dir/.done" ]; then
 fi
 
 start=$(date +%s)
-rm -rf "$dir"
-mkdir -p "$dir/src"
-log "unpacking $(basename "$tarball")"
-tar -xf "$tarball" -C "$dir/src" --strip-components=1
-for p in "${patches[@]}"; do
-	log "applying $(basename "$p")"
-	patch -d "$dir/src" -p1 --forward --batch --quiet <"$p" || die "$(basename "$p") does not apply"
-done
+kernel_unpack "$tarball" "$dir" "${patches[@]}" || exit 1
 
 log "configuring (virtme-ng defconfig + tcp_option/kernel.config)"
 (cd "$dir/src" && virtme-configkernel --defconfig --custom "$here/kernel.config" \

@@ -64,38 +64,11 @@ if [ "$print_only" = 1 ]; then
 fi
 
 # ---- the source tarball ---------------------------------------------------
+# shellcheck source=../scripts/kernel-source.sh
+. "$repo/scripts/kernel-source.sh"
 # Prints "TARBALL VERSION".
 source_tarball() {
-	case $series in
-	6.1)
-		if [ ! -f /usr/src/linux-source-6.1.tar.xz ]; then
-			log "apt-get install linux-source-6.1"
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq linux-source-6.1 >&2
-		fi
-		echo "/usr/src/linux-source-6.1.tar.xz linux-source-6.1_$(dpkg-query -W -f '${Version}' linux-source-6.1)"
-		;;
-	*)
-		# shellcheck source=../scripts/private-apt.sh
-		. "$repo/scripts/private-apt.sh"
-		private_apt_init sid
-		local deb
-		deb=$(ls "$APTDIR"/debs/linux-source-"$series"_*.deb 2>/dev/null | sort -V | tail -n1 || true)
-		if [ -z "$deb" ]; then
-			log "downloading linux-source-$series from sid"
-			apt-get -q "${APTOPTS[@]}" update >&2
-			(cd "$APTDIR/debs" && apt-get -q "${APTOPTS[@]}" download "linux-source-$series" >&2)
-			deb=$(ls "$APTDIR"/debs/linux-source-"$series"_*.deb 2>/dev/null | sort -V | tail -n1 || true)
-			[ -n "$deb" ] || { log "no linux-source-$series in sid"; return 1; }
-		fi
-		local out=$cache/kernel/linux-source-$series.tar.xz
-		if [ ! -f "$out" ] || [ "$deb" -nt "$out" ]; then
-			dpkg-deb --fsys-tarfile "$deb" |
-				tar -xO --wildcards "./usr/src/linux-source-$series.tar.xz" >"$out.tmp"
-			mv "$out.tmp" "$out"
-		fi
-		echo "$out $(basename "$deb" .deb)"
-		;;
-	esac
+	kernel_source "$series" "$repo" "$cache"
 }
 
 # The fragment's settings that olddefconfig dropped, one a line.
@@ -158,14 +131,7 @@ if [ -f "$dir/.done" ]; then
 fi
 
 start=$(date +%s)
-rm -rf "$dir"
-mkdir -p "$dir/src"
-log "unpacking $(basename "$tarball")"
-tar -xf "$tarball" -C "$dir/src" --strip-components=1
-for p in ${patches[@]+"${patches[@]}"}; do
-	log "applying $(basename "$p")"
-	patch -d "$dir/src" -p1 --forward --batch --quiet <"$p" || die "$(basename "$p") does not apply"
-done
+kernel_unpack "$tarball" "$dir" ${patches[@]+"${patches[@]}"} || exit 1
 
 log "configuring (ARCH=um defconfig + uml/uml.config)"
 {
