@@ -164,9 +164,7 @@ def shell_files() -> Iterator[Path]:
     for p in sorted(REPO.rglob("*")):
         if ".git" in p.parts or not p.is_file() or "results" in p.parts:
             continue
-        if p.suffix == ".sh" or p.name in ("vmrun", "run") and "scripts" in str(p) or p.name == "run":
-            yield p
-        elif p.name == "Makefile":
+        if p.suffix == ".sh" or p.name in ("vmrun", "run", "Makefile"):     # .ci/run, scripts/vmrun
             yield p
 
 
