@@ -53,8 +53,20 @@ unit:
 pytest-unit:
 	@$(PYTHON) -m pytest -q tests/unit
 
-kernel-test: modules
-	@$(VMRUN) $(PYTHON) -m pytest -q -p no:cacheprovider tests/kernel
+# The kernel tests on simulated time (UML: deterministic, load-independent;
+# KERNEL_TEST_PLATFORM=tcg or native to choose), then the modules loaded
+# into the real Debian kernel in a VM (kernel-smoke).
+KERNEL_TEST_PLATFORM ?= uml
+kernel-test: modules $(if $(filter uml,$(KERNEL_TEST_PLATFORM)),uml-kernel)
+	@$(VMRUN) --platform $(KERNEL_TEST_PLATFORM) $(PYTHON) -m pytest -q -p no:cacheprovider tests/kernel
+
+kernel-smoke: modules
+	@$(VMRUN) --vm $(PYTHON) -m pytest -q -p no:cacheprovider tests/kernel -k "loads or registers"
+
+# The simulated-time platform proves itself (determinism, load independence,
+# ceilings, agreement with the TCG VM): UML instances started from here.
+platform-test: modules uml-kernel
+	@$(PYTHON) -m pytest -q -p no:cacheprovider tests/platform
 
 # The one-way-timestamp option: the patched test kernel (built once, cached
 # in ~/.cache/synctcp/kernel), the modules for it, tests/owts in a VM.
@@ -63,13 +75,18 @@ owts-test:
 
 test: setup
 	@start=$$(date +%s); \
-	$(MAKE) -s modules unit pytest-unit kernel-test owts-test && \
+	$(MAKE) -s modules unit pytest-unit kernel-test kernel-smoke platform-test owts-test && \
 	echo "make test: all passed in $$(( $$(date +%s) - start )) s"
 
 bench: setup modules
 	@start=$$(date +%s); \
 	$(PYTHON) -m synctcp_testbed.bench --out $(RESULTS)/bench $(BENCH_ARGS) && \
 	echo "make bench: done in $$(( $$(date +%s) - start )) s; see $(RESULTS)/bench/"
+
+# Simulated seconds per wall second of reference cases on UML, and the same
+# through the TCG VM (BENCH_PLATFORM_ARGS="--platforms uml --only 1G-1")
+bench-platform: setup modules uml-kernel
+	@$(PYTHON) -m synctcp_testbed.benchplatform --out $(RESULTS)/bench-platform $(BENCH_PLATFORM_ARGS)
 
 # MININET=1: the same two parts on Mininet (synctcp_mininet.demo, docs/mininet.md)
 ifeq ($(MININET),1)
@@ -82,7 +99,7 @@ endif
 
 demo: setup modules
 	@start=$$(date +%s); \
-	$(VMRUN) $(PYTHON) -m $(DEMO_MODULE) --out $(DEMO_OUT) $(DEMO_ARGS) && \
+	$(PYTHON) -m $(DEMO_MODULE) --out $(DEMO_OUT) $(DEMO_ARGS) && \
 	echo "make demo: done in $$(( $$(date +%s) - start )) s; see $(DEMO_OUT)/"
 
 checkpatch:
@@ -105,7 +122,7 @@ clean:
 	$(MAKE) -C kmod/tests clean
 
 .PHONY: bench all setup modules install load unload unit pytest-unit kernel-test owts-test test demo checkpatch clean \
-	fresh-check fresh-check-short uml-kernel
+	fresh-check fresh-check-short uml-kernel kernel-smoke platform-test bench-platform
 
 # DKMS (docs/dkms.md): rebuild the modules for every new kernel.
 #   make dkms-install [KVER=release]   stage /usr/src/synctcp-VERSION, dkms add/build/install

@@ -102,6 +102,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--out", default="results/bench", help="directory of the run directories")
     ap.add_argument("--only", help="comma-separated presets (default: all of the bench set)")
     ap.add_argument("--duration", type=float, help="override every preset's bench duration")
+    ap.add_argument("--platform", help="where the cases run: native, uml, kvm or tcg (default: "
+                    "native where this host loads modules, else uml; docs/platform.md)")
+    ap.add_argument("--jobs", type=int, help="cases at once on uml (default: the number of cores)")
     ap.add_argument("--tables-only", action="store_true",
                     help="print the tables of existing run directories, run nothing")
     args = ap.parse_args(argv)
@@ -123,7 +126,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 dur, warm = args.duration, min(warm, args.duration / 4)
             t0 = time.monotonic()
             code = testbed(["run", name, "--duration", f"{dur:g}", "--warmup", f"{warm:g}",
-                            "--out", str(rundir)])
+                            "--out", str(rundir),
+                            *(["--platform", args.platform] if args.platform else []),
+                            *(["--jobs", str(args.jobs)] if args.jobs else [])])
             timings[name] = time.monotonic() - t0
             if code != 0:
                 console.print(f"[red]{name}: run failed ({code})[/red]")

@@ -7,9 +7,9 @@
     synctcp-testbed run gu-smallbuffer --backend mininet   the same cases on Mininet
     synctcp-testbed report RUNDIR                regenerate plots and report.html
 
-``run`` needs root and a kernel that can load the modules.  Where this host
-cannot (no module support, not root), it re-runs itself inside the
-virtme-ng VM of ``make test`` (``scripts/vmrun``), chosen automatically.
+``run`` runs the cases on a platform (``--platform``, docs/platform.md):
+this host's kernel where it can load the modules (root), else User-Mode
+Linux on simulated time, several cases at once (``--jobs``).
 Exit codes: 0 done, 1 a case failed, 2 bad input.
 """
 
@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import textwrap
 import time
@@ -33,17 +32,6 @@ from .scenario import ScenarioError, load, presets
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = Path(os.environ.get("SYNCTCP_RESULTS", "results"))
-
-
-def can_run_here() -> Optional[str]:
-    """None if this host can run experiments itself, else the reason it cannot."""
-    if os.environ.get("SYNCTCP_IN_VM") == "1":
-        return None
-    if os.geteuid() != 0:
-        return "not root"
-    if not Path("/proc/modules").exists():
-        return "this kernel has no module support"
-    return None
 
 
 def _csv(text: Optional[str]) -> Optional[List[str]]:
@@ -79,22 +67,6 @@ def cmd_report(args: argparse.Namespace) -> int:
     return report_main([args.rundir])
 
 
-def _reexec_in_vm(argv: Sequence[str], why: str) -> int:
-    vmrun = REPO / "scripts" / "vmrun"
-    if not vmrun.exists():
-        print(f"synctcp-testbed: cannot run here ({why}) and no scripts/vmrun to "
-              f"start a VM with", file=sys.stderr)
-        return 2
-    print(f"synctcp-testbed: {why}: running in the VM (scripts/vmrun)", file=sys.stderr)
-    if subprocess.run(["make", "-s", "-C", str(REPO), "modules"]).returncode != 0:
-        return 2
-    from .native import qsampler_path
-
-    qsampler_path()     # compiled here, where the compiler is fast
-    cmd = [str(vmrun), sys.executable, "-m", "synctcp_testbed.cli", *argv]
-    return subprocess.run(cmd, cwd=str(REPO)).returncode
-
-
 def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     sc = load(args.scenario)
     if args.duration is not None:
@@ -109,19 +81,15 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     cases = sc.cases(ccs, aqms)
     if not cases:
         raise ScenarioError("no case to run")
+    from .executor import check_jobs
+    from .platforms import PlatformError, choose
+
+    try:
+        check_jobs(choose(args.platform), args.jobs)
+    except PlatformError as exc:
+        raise ScenarioError(str(exc)) from exc
     out = Path(args.out or RESULTS / f"{sc.name}-{time.strftime('%Y%m%d-%H%M%S')}").absolute()
     t0 = time.monotonic()
-    why = can_run_here()
-    if why:
-        # the VM runs the cases; plots and the report are drawn here, where
-        # matplotlib is not emulated
-        inner = [a for a in argv if a != "--no-report"]
-        if args.out is None:
-            inner += ["--out", str(out)]
-        rc = _reexec_in_vm([*inner, "--no-report"], why)
-        if (out / "summary.json").exists():
-            _finish(out, args.no_report, t0)
-        return rc
     from rich.console import Console
 
     from .runner import RunError, run_scenario
@@ -132,20 +100,17 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     def log(msg: str) -> None:
         console.log(msg)
 
+    rc = 0
     try:
         run_scenario(sc, out, ccs, aqms, command=["synctcp-testbed", *argv], log=log,
-                     capture=args.capture, backend=args.backend)
+                     capture=args.capture, backend=args.backend, platform=args.platform,
+                     jobs=args.jobs)
     except (RunError, TopologyError) as exc:
         console.log(f"[red]failed:[/red] {exc}")
-        return 1
-    finally:
-        if (out / "summary.json").exists() and os.environ.get("SYNCTCP_IN_VM") == "1" \
-                and args.no_report:
-            from .report import write_summary_csv
-            write_summary_csv(out)
-    if not (os.environ.get("SYNCTCP_IN_VM") == "1" and args.no_report):
+        rc = 1
+    if (out / "summary.json").exists() and json.loads((out / "summary.json").read_text())["cases"]:
         _finish(out, args.no_report, t0)
-    return 0
+    return rc
 
 
 def _finish(out: Path, no_report: bool, t0: float) -> None:
@@ -198,9 +163,11 @@ def _ratio(a: Optional[float], b: Optional[float]) -> str:
 
 
 #: what ``--help`` says about where ``run`` runs (``synctcp-mininet`` says it too)
-WHERE_RUN_RUNS = ("needs root and a kernel that can load the modules. As a non-root user, "
-                  "or on a host that cannot load modules, it re-runs itself inside the "
-                  "virtme-ng VM of 'make test' (scripts/vmrun), chosen automatically.")
+WHERE_RUN_RUNS = ("runs the cases on a platform (--platform): this host's own kernel (native) "
+                  "where it can load the modules, else User-Mode Linux on simulated time "
+                  "(uml: figures independent of the host's speed and load, --jobs cases at "
+                  "once); kvm and tcg run them in a virtme-ng VM booting the Debian kernel, "
+                  "in real time.")
 RUN_EXIT_CODES = "Exit codes: 0 done, 1 a case failed, 2 bad input."
 
 
@@ -212,6 +179,7 @@ def _text(*paragraphs: str) -> str:
 def build_parser(prog: str = "synctcp-testbed", backend: Optional[str] = None,
                  description: Optional[str] = None) -> argparse.ArgumentParser:
     """The command's parser; ``synctcp-mininet`` is this with ``backend="mininet"``."""
+    from .platforms import PLATFORMS
     from .runner import BACKENDS
 
     examples = "\n".join(f"  {prog} {line}" for line in (
@@ -268,6 +236,12 @@ def build_parser(prog: str = "synctcp-testbed", backend: Optional[str] = None,
     s.add_argument("--backend", choices=BACKENDS, default=default,
                    help=f"who builds the topology: netns (ip netns) or mininet "
                         f"(docs/mininet.md) (default: {default})")
+    s.add_argument("--platform", choices=PLATFORMS,
+                   help="where the cases run: native, uml, kvm or tcg (default: "
+                        "SYNCTCP_PLATFORM, else native where this host loads modules, else uml)")
+    s.add_argument("--jobs", type=int, metavar="N",
+                   help="cases at once, each in its own UML instance (uml only; default: "
+                        "the number of cores)")
     s = sub.add_parser("report", help="regenerate plots, summary.csv and report.html",
                        description="Regenerate summary.csv, the plots and report.html of a "
                        "run directory.")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import math
 import os
-import platform
+import platform as platform_mod
 import shlex
 import shutil
 import signal
@@ -88,9 +88,10 @@ class Plan:
 
 
 def platform_name() -> str:
-    if os.environ.get("SYNCTCP_IN_VM") == "1":
-        return f"vm-{os.environ.get('SYNCTCP_ACCEL', 'unknown')}"
-    return "native"
+    """native, kvm, uml or tcg: where this process runs."""
+    from .platforms import inside_instance
+
+    return inside_instance() or "native"
 
 
 def available_ccs() -> List[str]:
@@ -182,10 +183,27 @@ def build_topology(case: Case, prefix: str = "st") -> Topology:
         topo = chain(t.rtts_ms, t.rate_mbit, queue, hops=t.hops, cross_pairs=t.cross_pairs,
                      link_delay_ms=t.link_delay_ms, cross_rtt_ms=t.cross_rtt_ms, **common)
     ecn = "1" if queue.ecn else "0"
+    rmem, wmem = socket_buffers(t.rate_mbit, max(t.rtts_ms), t.access_rate_mbit)
     for node in topo.nodes.values():
         if not node.router:
-            node.sysctls.update({"net.ipv4.tcp_ecn": ecn, "net.ipv4.tcp_no_metrics_save": "1"})
+            node.sysctls.update({"net.ipv4.tcp_ecn": ecn, "net.ipv4.tcp_no_metrics_save": "1",
+                                 "net.ipv4.tcp_rmem": f"4096 131072 {rmem}",
+                                 "net.ipv4.tcp_wmem": f"4096 16384 {wmem}"})
     return topo
+
+
+#: Linux's default maxima of tcp_rmem and tcp_wmem (bytes)
+RMEM_MAX, WMEM_MAX = 6291456, 4194304
+
+
+def socket_buffers(rate_mbit: float, rtt_ms: float,
+                   access_rate_mbit: Optional[float] = None) -> Tuple[int, int]:
+    """tcp_rmem and tcp_wmem maxima for a path: at least 4 BDPs of its longest RTT
+    at its fastest link, so that the receive window (half the receive buffer
+    goes to overhead) never sets the rate; never below Linux's defaults."""
+    bdp = max(rate_mbit, access_rate_mbit or 0) * 1e6 / 8 * rtt_ms / 1e3
+    need = int(4 * bdp)
+    return max(RMEM_MAX, need), max(WMEM_MAX, need)
 
 
 #: topology backends: who builds a case's network (``--backend``)
@@ -239,11 +257,13 @@ def plan_case(case: Case, topo: Topology) -> Plan:
     if tr.bulk_fwd:
         for i, ((s, r), rtt) in enumerate(zip(pairs, sc.topology.rtts_ms)):
             cc = tr.minority_of if (tr.minority_of and i > 0) else case.cc
-            add("fwd" if not tr.minority_of or i > 0 else "minority", cc, s, r, rtt)
+            for _ in range(tr.flows_per_pair):
+                add("fwd" if not tr.minority_of or i > 0 else "minority", cc, s, r, rtt)
     if tr.bulk_rev:
         for i, ((s, r), rtt) in enumerate(zip(pairs, sc.topology.rtts_ms), 1):
             if not tr.rev_pairs or i in tr.rev_pairs:
-                add("rev", tr.rev_cc or case.cc, r, s, rtt)
+                for _ in range(tr.flows_per_pair):
+                    add("rev", tr.rev_cc or case.cc, r, s, rtt)
     if tr.cross and sc.topology.kind != "dumbbell":
         cross_hops = (sc.topology.cross_hops if sc.topology.kind == "parking-lot"
                       else range(sc.topology.hops))
@@ -734,40 +754,90 @@ def _load_json(path: Path) -> Optional[Dict[str, Any]]:
 def run_scenario(sc: Scenario, out: Path, ccs: Optional[List[str]] = None,
                  aqms: Optional[List[str]] = None, command: Optional[List[str]] = None,
                  log: Callable[[str], None] = print, progress: Any = None,
-                 capture: bool = False, backend: str = "netns") -> Path:
-    """Run every case of ``sc`` into directory ``out`` on ``backend``; returns it."""
+                 capture: bool = False, backend: str = "netns",
+                 platform: Optional[str] = None, jobs: Optional[int] = None) -> Path:
+    """Run every case of ``sc`` into directory ``out`` on ``backend``; returns it.
+
+    ``platform`` (native, kvm, uml, tcg; default: ``SYNCTCP_PLATFORM``, else
+    native where this host loads modules, else uml) says where the cases
+    run, ``jobs`` how many at once (uml only; default: the host's cores).
+    Raises :class:`RunError` naming the cases that failed, after the others ran.
+    """
+    from .executor import check_jobs, execute, prepare
+    from .platforms import PlatformError, choose
+    from .worker import write_plan
+
     topology_builder(backend)       # refuse an unusable backend before anything runs
+    try:
+        plat = choose(platform)
+        njobs = check_jobs(plat, jobs)
+    except PlatformError as exc:
+        raise RunError(str(exc)) from exc
     out.mkdir(parents=True, exist_ok=True)
     cases = sc.cases(ccs, aqms)
     skipped = []
-    if platform_name() == "vm-tcg":
+    if plat.name == "tcg":
         keep = [c for c in cases if c.scenario.topology.rate_mbit <= sc.tcg_max_rate_mbit]
         skipped = [c.id for c in cases if c not in keep]
         cases = keep
     for c in skipped:
         log(f"skipped {c}: above {sc.tcg_max_rate_mbit:g} Mbit/s, more than this emulated "
-            f"VM forwards (run natively or with KVM)")
-    meta = {
+            f"VM forwards (--platform uml runs it on simulated time)")
+    log(f"platform {plat.name} ({plat.why}), {len(cases)} cases"
+        f"{f', {njobs} at once' if njobs > 1 else ''}")
+    write_plan(out, sc.as_dict(), ccs, aqms)
+    meta: Dict[str, Any] = {
         "schema": 1, "scenario_name": sc.name, "scenario": sc.as_dict(), "seed": sc.seed,
         "started_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "command": command or sys.argv, "kernel": platform.release(), "host": platform.node(),
-        "platform": platform_name(), "backend": backend, "tool_version": __version__, "git": git_describe(),
+        "command": command or sys.argv, "kernel": platform_mod.release(), "host": platform_mod.node(),
+        "platform": plat.name, "platform_choice": plat.why,
+        "time_mode": "simulated (time-travel=inf-cpu)" if plat.name == "uml" else "real",
+        "jobs": njobs, "backend": backend, "tool_version": __version__, "git": git_describe(),
         "modules": {}, "skipped_cases": skipped,
     }
     (out / "meta.json").write_text(json.dumps(meta, indent=1))
-    results: List[Dict[str, Any]] = []
-    for i, case in enumerate(cases, 1):
-        log(f"[{i}/{len(cases)}] {case.id}")
-        res = CaseRun(case, out / case.id, log=log, capture=capture, backend=backend).run()
-        results.append(res)
-        _write_summary(out, sc, results)
-        if progress:
-            progress()
-    meta["modules"] = module_info()
+    try:
+        meta.update(prepare(plat, log))
+    except PlatformError as exc:
+        raise RunError(str(exc)) from exc
+    wall0 = time.monotonic()
+
+    def partial(res: List[Optional[Dict[str, Any]]]) -> None:
+        _write_summary(out, sc, [r for r in res if r is not None])
+
+    results, failed = execute(plat, cases, out, njobs, sc.seed, log, progress=progress,
+                              capture=capture, backend=backend, on_result=partial)
+    _platform_meta(meta, out, plat.here, [c.id for c in cases], time.monotonic() - wall0)
     (out / "meta.json").write_text(json.dumps(meta, indent=1))
     _fill_ceilings(results)
     _write_summary(out, sc, results)
+    if failed:
+        raise RunError("; ".join(f"{cid}: {why}" for cid, why in failed[:5])
+                       + (f" (and {len(failed) - 5} more)" if len(failed) > 5 else ""))
     return out
+
+
+def _platform_meta(meta: Dict[str, Any], out: Path, here: bool, ids: List[str],
+                   wall: float) -> None:
+    """Kernel, modules and wall cost of the run, from its cases' records."""
+    hosts = [_load_json(out / i / "host.json") or {} for i in ids]
+    if here:
+        meta["modules"] = module_info()
+    else:
+        kernels = sorted({h["kernel"] for h in hosts if h.get("kernel")})
+        if kernels:
+            meta["kernel"] = kernels[0] if len(kernels) == 1 else kernels
+        meta["modules"] = next((h["modules"] for h in hosts if h.get("modules")), {})
+    cost: Dict[str, Any] = {"wall_s": round(wall, 1)}
+    sims = [_load_json(out / i / "uml" / "meta.json") or {} for i in ids]
+    sim = sum(m.get("command_sim_s") or 0 for m in sims)
+    inst = sum(m.get("command_wall_s") or 0 for m in sims)
+    if sim and inst:
+        cost.update({"simulated_s": round(sim, 1), "instance_wall_s": round(inst, 1),
+                     "simulated_per_wall_s": round(sim / inst, 3),
+                     "userspace": sorted({m.get("userspace") for m in sims if m.get("userspace")}),
+                     "uml_release": sorted({m.get("release") for m in sims if m.get("release")})})
+    meta["wall_cost"] = cost
 
 
 def _fill_ceilings(results: List[Dict[str, Any]]) -> None:

@@ -79,6 +79,8 @@ class TrafficSpec:
     bulk_fwd: bool = True
     #: one bulk flow per pair in the reverse direction (two-way traffic)
     bulk_rev: bool = False
+    #: bulk flows per pair and direction (many flows between the same two hosts)
+    flows_per_pair: int = 1
     #: pairs (1-based) whose reverse flows run; empty: all (with bulk_rev)
     rev_pairs: List[int] = field(default_factory=list)
     #: reverse-path load: bulk flows of the case's algorithm... or this one
@@ -176,6 +178,8 @@ class Scenario:
         loads = [tr.http_load_pct, *self.sweep.get("http_load_pct", [])]
         if not all(0 <= x <= 200 for x in loads):
             raise ScenarioError("traffic.http_load_pct must be 0..200")
+        if not 1 <= tr.flows_per_pair <= 1000:
+            raise ScenarioError(f"traffic.flows_per_pair must be 1..1000, not {tr.flows_per_pair}")
         if any(loads) and not 1 <= tr.http_pairs <= len(t.rtts_ms):
             raise ScenarioError("traffic.http_pairs must be 1..number of pairs")
         self.cases()            # every case's queue can be built

@@ -394,3 +394,28 @@ def test_module_cli_exit_code(tmp_path: Path) -> None:
                          capture_output=True, text=True, env=env, timeout=60)
     assert res.returncode == 2
     assert "not a run directory" in res.stderr and "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize("util, warned", [(0.90, True), (0.97, False)])
+def test_report_prints_the_ceiling_and_warns_below_95_percent(
+        tmp_path: Path, util: float, warned: bool) -> None:
+    from synctcp_testbed.report import render_report
+
+    root = make_run(tmp_path / "run", with_samples=False)
+    summary = json.loads((root / "summary.json").read_text())
+    ceil = dict(summary["cases"][0], id="cubic-ceiling", cc="cubic", aqm="ceiling",
+                goodput_mbit=20 * util)
+    ceil["bottlenecks"] = [dict(ceil["bottlenecks"][0], rate_mbit=20.0, utilization=util)]
+    summary["cases"].insert(0, ceil)
+    (root / "summary.json").write_text(json.dumps(summary))
+    meta = json.loads((root / "meta.json").read_text())
+    meta.update({"platform": "uml", "time_mode": "simulated (time-travel=inf-cpu)", "jobs": 2,
+                 "wall_cost": {"wall_s": 50.0, "simulated_s": 80.0, "instance_wall_s": 100.0,
+                               "simulated_per_wall_s": 0.8}})
+    (root / "meta.json").write_text(json.dumps(meta))
+    html_text = render_report(load_run(root), [])
+    t = parse(html_text).tables
+    assert cell(t["ceiling"], "cubic-ceiling", "utilization %") == f"{100 * util:.1f}"
+    assert ("carried less than 95% of the link in cubic-ceiling" in html_text) == warned
+    assert "80 simulated s in 100 instance wall s (0.8 simulated s per wall s), 2 at once" \
+        in html_text

@@ -756,7 +756,6 @@ def no_vm(monkeypatch: pytest.MonkeyPatch) -> None:
     """A run that gets past its checks fails the test instead of starting a VM or traffic."""
     def refuse(*a: Any, **kw: Any) -> int:
         raise AssertionError("would have run")
-    monkeypatch.setattr(cli, "_reexec_in_vm", refuse)
     monkeypatch.setattr(runner, "run_scenario", refuse)
 
 
@@ -790,18 +789,6 @@ def test_show_of_a_bad_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixtur
     p.write_text("name = \n")
     assert cli.main(["show", str(p)]) == 2
     assert str(p) in capsys.readouterr().err
-
-
-def test_can_run_here_inside_the_vm(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SYNCTCP_IN_VM", "1")
-    monkeypatch.setattr(cli.os, "geteuid", lambda: 1000)
-    assert cli.can_run_here() is None
-
-
-def test_can_run_here_needs_root_outside_the_vm(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("SYNCTCP_IN_VM", raising=False)
-    monkeypatch.setattr(cli.os, "geteuid", lambda: 1000)
-    assert cli.can_run_here() == "not root"
 
 
 # ---------------------------------------------------------------------------

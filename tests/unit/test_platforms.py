@@ -1,0 +1,94 @@
+"""Where a run's cases execute: the platform choice and its checks (no instance started)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from synctcp_testbed import cli, executor, platforms
+from synctcp_testbed.platforms import Platform, PlatformError, choose
+
+
+@pytest.fixture
+def outside(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    monkeypatch.delenv("SYNCTCP_IN_VM", raising=False)
+    monkeypatch.delenv("SYNCTCP_PLATFORM", raising=False)
+    return monkeypatch
+
+
+def test_inside_an_instance_the_cases_run_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SYNCTCP_IN_VM", "1")
+    monkeypatch.setenv("SYNCTCP_PLATFORM", "uml")
+    p = choose("tcg")
+    assert p == Platform("uml", "inside an instance", here=True)
+
+
+def test_default_is_uml_where_this_host_cannot_load_modules(outside: pytest.MonkeyPatch) -> None:
+    outside.setattr(platforms, "cannot_load_modules", lambda: "not root")
+    p = choose()
+    assert (p.name, p.here) == ("uml", False) and "not root" in p.why
+
+
+def test_default_is_native_where_this_host_loads_modules(outside: pytest.MonkeyPatch) -> None:
+    outside.setattr(platforms, "cannot_load_modules", lambda: None)
+    assert choose() == Platform("native", "this host loads modules", here=True)
+
+
+def test_the_environment_chooses(outside: pytest.MonkeyPatch) -> None:
+    outside.setenv("SYNCTCP_PLATFORM", "tcg")
+    assert choose().name == "tcg"
+    assert choose("uml").name == "uml"          # the option wins
+
+
+def test_native_where_it_cannot_is_an_error(outside: pytest.MonkeyPatch) -> None:
+    outside.setattr(platforms, "cannot_load_modules", lambda: "not root")
+    with pytest.raises(PlatformError, match="platform native: not root"):
+        choose("native")
+
+
+def test_an_unknown_platform_is_an_error(outside: pytest.MonkeyPatch) -> None:
+    with pytest.raises(PlatformError, match="unknown platform 'xen': one of native, kvm, uml, tcg"):
+        choose("xen")
+    outside.setenv("SYNCTCP_PLATFORM", "xen")
+    with pytest.raises(PlatformError, match="unknown platform 'xen'"):
+        choose()
+
+
+def test_kvm_where_qemu_cannot_use_it_is_an_error(outside: pytest.MonkeyPatch) -> None:
+    outside.setattr(platforms, "vm_accel", lambda: "tcg")
+    with pytest.raises(PlatformError, match="platform kvm: qemu cannot use KVM"):
+        choose("kvm")
+
+
+def test_the_real_probe_agrees_with_vmrun() -> None:
+    assert platforms.vm_accel() in ("native", "kvm", "tcg")
+
+
+def test_parallel_cases_only_on_simulated_time() -> None:
+    uml = Platform("uml", "t")
+    assert executor.check_jobs(uml, None) == (os.cpu_count() or 1)
+    assert executor.check_jobs(uml, 3) == 3
+    for p in (Platform("tcg", "t"), Platform("native", "t", here=True),
+              Platform("uml", "inside", here=True)):
+        assert executor.check_jobs(p, None) == 1
+        with pytest.raises(PlatformError, match="parallel cases need the uml platform"):
+            executor.check_jobs(p, 2)
+    with pytest.raises(PlatformError, match="at least 1"):
+        executor.check_jobs(uml, 0)
+
+
+def test_run_refuses_bad_platform_options_with_one_line(
+        outside: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    from synctcp_testbed import runner
+
+    def refuse(*a: object, **kw: object) -> None:
+        raise AssertionError("would have run")
+    outside.setattr(runner, "run_scenario", refuse)
+    assert cli.main(["run", "gu-smallbuffer", "--platform", "tcg", "--jobs", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--jobs 2: parallel cases need the uml platform" in err
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["run", "gu-smallbuffer", "--platform", "xen"])
+    assert exc.value.code == 2
+    assert "invalid choice: 'xen'" in capsys.readouterr().err
