@@ -122,6 +122,9 @@ key=$( (cat ${patches[@]+"${patches[@]}"} "$fragment"; echo "$version") | sha256
 dir=$cache/kernel/uml-$series-$key
 build=$dir/build
 export CCACHE_DIR=$cache/ccache
+# every key has its own directory: paths relative to it, and no debug-info
+# directory in the hash, so that a new key reuses the objects of the last
+export CCACHE_BASEDIR=$dir CCACHE_NOHASHDIR=1
 if [ -f "$dir/.done" ]; then
 	ln -sfn "$dir" "$cache/kernel/uml-$series"
 	log "cached, $version ($(cat "$dir/.done")): $dir"

@@ -86,11 +86,12 @@ def test_help_is_plain_text_with_a_help_string_for_every_argument(
 
 
 @pytest.mark.parametrize("prog,main", [(c[0], c[2]) for c in COMMANDS[1:3]])
-def test_run_help_lists_the_queue_disciplines_and_says_when_a_vm_is_used(
+def test_run_help_lists_the_queue_disciplines_and_says_where_cases_run(
         prog: str, main: Main, capsys: pytest.CaptureFixture) -> None:
     out = " ".join(help_of(main, ["run"], capsys).split())
     assert ", ".join(AQMS) in out
-    assert "non-root user" in out and "cannot load modules" in out and "VM" in out
+    assert "where it can load the modules, else User-Mode Linux on simulated time" in out
+    assert "--platform {native,kvm,uml,tcg}" in out and "--jobs N" in out
     assert "--seed SEED seed of the HTTP workload" in out
     assert "Exit codes: 0 done, 1 a case failed, 2 bad input." in out
 
