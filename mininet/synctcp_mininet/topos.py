@@ -227,7 +227,7 @@ def scenario_topology(name: Any, cc: str = "", aqm: str = "", point: int = 0,
     """
     from dataclasses import replace
 
-    from synctcp_testbed.runner import build_topology
+    from synctcp_testbed.backends import build_topology
     from synctcp_testbed.scenario import Scenario, load
 
     sc = name if isinstance(name, Scenario) else load(str(name))
