@@ -214,7 +214,7 @@ def write_summaries(out: Path, done: List[Part], runs: List[Run], rows: List[Lis
         if label not in part:
             return {"config": None, "rundir": None, "results": []}
         p, run, r = part[label]
-        return {"config": {**p.path.__dict__, "flows": p.flows}, "rundir": str(run.path),
+        return {"config": {**p.path.__dict__, "flows": p.flows}, "rundir": run.path.name,
                 "results": r}
 
     delay = section("delay")

@@ -238,6 +238,7 @@ def test_demo_runs_each_part_with_one_run_scenario_call(
         "queue_mean_pkts": 13.3, "qdelay_mean_ms": 7.4, "qdelay_p95_ms": 9.6, "drop_pct": 0.14,
         "retransmits": 4, "samples_hz": 100.0}
     assert [r["cc"] for r in summary["small_buffer"]["results"]] == ["etcp", "reno", "cubic"]
+    assert (summary["rundir"], summary["small_buffer"]["rundir"]) == ("delay", "small-buffer")
     with open(out / "summary.csv") as fh:
         rows = list(csv.DictReader(fh))
     assert [(r["part"], r["cc"]) for r in rows] == [
