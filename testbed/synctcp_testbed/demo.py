@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
+from synctcp.pipe import stdout_closed
+
 from .rundir import Run, RunDirError, load_run
 from .scenario import Scenario, ScenarioError, bulk_dumbbell
 
@@ -257,28 +259,38 @@ def main(argv: Optional[Sequence[str]] = None, backend: str = "netns",
     command = [f"python3 -m {prog}", *(sys.argv[1:] if argv is None else argv)]
     runs: List[Run] = []
     rows: List[List[Dict[str, Any]]] = []
-    for part in plan:
-        try:
-            rundir = run_scenario(part.scenario, out=outdir / part.label, log=log,
-                                  command=command, backend=backend, **args.run_opts)
-            run = load_run(rundir)
-            part_rows = table_rows(run)
-        except (RunError, TopologyError, RunDirError) as exc:
-            print(f"{name}: {part.label}: {exc}", file=sys.stderr)
-            return 1
-        write_summary_csv(run)
-        if not args.no_report:
-            write_report(run)
-        runs.append(run)
-        rows.append(part_rows)
-        print_table(part_rows, part.title)
-    pngs = [plot_queues(run, outdir / p.png, p.path) for p, run in zip(plan, runs)]
-    write_summaries(outdir, plan, runs, rows, args)
-    print(f"queue plots: {', '.join(str(p) for p in pngs)}; run directories: "
-          f"{', '.join(str(r.path) for r in runs)}   ({time.monotonic() - started:.0f} s)")
-    sys.stdout.flush()
-    return 0
-
+    rc = 0
+    try:
+        for part in plan:
+            try:
+                rundir = run_scenario(part.scenario, out=outdir / part.label, log=log,
+                                      command=command, backend=backend, **args.run_opts)
+                run = load_run(rundir)
+                part_rows = table_rows(run)
+            except (RunError, TopologyError, RunDirError) as exc:
+                print(f"{name}: {part.label}: {exc}", file=sys.stderr)
+                rc = 1
+                break
+            write_summary_csv(run)
+            if not args.no_report:
+                write_report(run)
+            runs.append(run)
+            rows.append(part_rows)
+            print_table(part_rows, part.title)
+        if not runs:
+            return rc
+        # what the parts that ran measured, also when a later one failed
+        done = plan[:len(runs)]
+        pngs = [plot_queues(run, outdir / p.png, p.path) for p, run in zip(done, runs)]
+        write_summaries(outdir, done, runs, rows, args)
+        print(f"queue plots: {', '.join(str(p) for p in pngs)}; run directories: "
+              f"{', '.join(str(r.path) for r in runs)}   ({time.monotonic() - started:.0f} s)")
+        sys.stdout.flush()          # a closed pipe shows here, not at exit
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return stdout_closed()
+    return rc
 
 if __name__ == "__main__":
     sys.exit(main())

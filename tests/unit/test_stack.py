@@ -295,3 +295,25 @@ def test_demo_failed_case_is_one_line_and_exit_1(monkeypatch: pytest.MonkeyPatch
     err = capsys.readouterr().err
     assert err == ("synctcp-testbed demo: delay: congestion control 'bogus' is not available "
                    "in kernel x: modprobe tcp_bogus: not found\n")
+
+
+def test_demo_keeps_what_ran_when_a_later_part_fails(monkeypatch: pytest.MonkeyPatch,
+                                                     tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture) -> None:
+    calls: List[Dict[str, Any]] = []
+    good = fake_run_scenario(calls)
+
+    def second_fails(sc: Scenario, out: Path, **kw: Any) -> Path:
+        if calls:
+            raise runner.RunError("congestion control 'etcp' is not available: not built")
+        return good(sc, out, **kw)
+
+    monkeypatch.setattr(runner, "run_scenario", second_fails)
+    assert demo.main(["--out", str(tmp_path), "--cc", "reno", "--no-report"]) == 1
+    assert capsys.readouterr().err.endswith(
+        "synctcp-testbed demo: small-buffer: congestion control 'etcp' is not available: "
+        "not built\n")
+    assert (tmp_path / "queue.png").exists() and not (tmp_path / "queue-smallbuffer.png").exists()
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert [r["cc"] for r in summary["results"]] == ["reno"]
+    assert summary["small_buffer"]["results"] == []
