@@ -11,6 +11,10 @@ servers, clients and collection, which address namespaces by name
 implementation of every measurement and metric for both testbeds.
 
     synctcp-testbed run SCENARIO --backend mininet      (or synctcp-mininet run SCENARIO)
+
+Importing this module registers the backend ``mininet`` with
+:mod:`synctcp_testbed.backends` (which imports it by that name on first
+use); it imports nothing of the runner.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from synctcp_testbed.runner import build_topology as netns_topology
+from synctcp_testbed.backends import build_topology as netns_topology
+from synctcp_testbed.backends import register
 from synctcp_testbed.scenario import Case
 from synctcp_testbed.topology import Topology, TopologyError, sh
 
@@ -98,3 +103,5 @@ def build_topology(case: Case, prefix: str = "st") -> MininetTopology:
     """The runner's backend: the case's testbed topology, built by Mininet."""
     return MininetTopology(netns_topology(case, prefix))
 
+
+register("mininet", build_topology, check=ensure_mininet)

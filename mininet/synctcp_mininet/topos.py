@@ -40,7 +40,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 if not globals().get("__package__"):
     # loaded by ``mn --custom FILE``: Debian's mn execs the file's code in an
@@ -95,6 +95,10 @@ def tclink_params(egress: Optional[Egress]) -> Optional[Dict[str, Any]]:
     return out
 
 
+#: marks the exit status after a batch's output (run_batch)
+RC_MARK = "synctcp-batch-status="
+
+
 class SyncIntf(TCIntf):
     """An interface whose egress is a testbed :class:`Egress`.
 
@@ -115,9 +119,12 @@ class SyncIntf(TCIntf):
         lines = [" ".join(c) for c in egress.tc_commands(self.name)]
         self.shaping = f"# {self.name}: tc (testbed egress)\n" + "\n".join(
             f"tc {ln}" for ln in lines)
-        out = run_batch(self.node, "tc", lines)
-        if out.strip():
-            raise RuntimeError(f"{self.node.name}: tc -batch for {self.name} failed: {out.strip()}")
+        rc, out = run_batch(self.node, "tc", lines)
+        if rc != 0:
+            raise RuntimeError(f"{self.node.name}: tc -batch for {self.name} failed ({rc}): "
+                               f"{out.strip()}")
+        if out.strip():     # warnings, e.g. newer kernels' "sch_htb: quantum of class ... is big"
+            self.shaping += "".join(f"\n# tc said: {ln}" for ln in out.strip().splitlines())
         return result
 
 
@@ -130,16 +137,22 @@ class SyncLink(Link):
         Link.__init__(self, node1, node2, **kw)
 
 
-def run_batch(node: Any, tool: str, lines: List[str]) -> str:
-    """``ip -batch`` / ``tc -batch`` of ``lines`` in ``node`` (one process); its output."""
+def run_batch(node: Any, tool: str, lines: List[str]) -> Tuple[int, str]:
+    """``ip -batch`` / ``tc -batch`` of ``lines`` in ``node`` (one process): its exit
+    status and output (a successful batch may still print warnings)."""
     if not lines:
-        return ""
+        return 0, ""
     fd, path = tempfile.mkstemp(prefix=f"synctcp-{node.name}-", suffix=".batch", dir="/dev/shm"
                                 if os.path.isdir("/dev/shm") else None)
     try:
         with os.fdopen(fd, "w") as fh:
             fh.write("\n".join(lines) + "\n")
-        return node.cmd(f"{tool} -batch {path} 2>&1")
+        out = node.cmd(f"{tool} -batch {path} 2>&1; echo {RC_MARK}$?")
+        text, _, rc = out.rpartition(RC_MARK)
+        try:
+            return int(rc.strip()), text
+        except ValueError:
+            return 255, out
     finally:
         os.unlink(path)
 
@@ -169,9 +182,9 @@ class SyncHost(Host):
             for intf in self.intfList():
                 if intf.name != "lo":
                     _set_offloads(intf.name, offloads)
-        out = run_batch(self, "ip", list(ip_lines or []))
-        if out.strip():
-            raise RuntimeError(f"{self.name}: ip -batch failed: {out.strip()}")
+        rc, out = run_batch(self, "ip", list(ip_lines or []))
+        if rc != 0 or out.strip():
+            raise RuntimeError(f"{self.name}: ip -batch failed ({rc}): {out.strip()}")
         self.ip_lines = list(ip_lines or [])
         return result
 
@@ -227,7 +240,7 @@ def scenario_topology(name: Any, cc: str = "", aqm: str = "", point: int = 0,
     """
     from dataclasses import replace
 
-    from synctcp_testbed.runner import build_topology
+    from synctcp_testbed.backends import build_topology
     from synctcp_testbed.scenario import Scenario, load
 
     sc = name if isinstance(name, Scenario) else load(str(name))

@@ -179,8 +179,8 @@ def _text(*paragraphs: str) -> str:
 def build_parser(prog: str = "synctcp-testbed", backend: Optional[str] = None,
                  description: Optional[str] = None) -> argparse.ArgumentParser:
     """The command's parser; ``synctcp-mininet`` is this with ``backend="mininet"``."""
+    from .backends import names as backend_names
     from .platforms import PLATFORMS
-    from .runner import BACKENDS
 
     examples = "\n".join(f"  {prog} {line}" for line in (
         "list                         the preset scenarios",
@@ -232,8 +232,8 @@ def build_parser(prog: str = "synctcp-testbed", backend: Optional[str] = None,
     s.add_argument("--no-report", action="store_true", help="skip plots and report.html")
     s.add_argument("--capture", action="store_true",
                    help="tcpdump the first flow's headers at its sender (CASE/f01.pcap)")
-    default = backend or BACKENDS[0]
-    s.add_argument("--backend", choices=BACKENDS, default=default,
+    default = backend or "netns"
+    s.add_argument("--backend", choices=backend_names(), default=default,
                    help=f"who builds the topology: netns (ip netns) or mininet "
                         f"(docs/mininet.md) (default: {default})")
     s.add_argument("--platform", choices=PLATFORMS,

@@ -34,14 +34,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from . import __version__
+from synctcp import modctl
+
+from . import __version__, backends
+from .backends import build_topology  # noqa: F401 (runner.build_topology, as before)
 from .metrics import QueueStats, queue_stats, read_samples
 from .native import qsampler_path
-from .scenario import MSS_BYTES, Case, Scenario
-from .topology import Topology, TopologyError, chain, dumbbell, in_netns, parking_lot
+from .scenario import Case, Scenario
+from .topology import Topology, TopologyError, in_netns
 
 REPO = Path(__file__).resolve().parents[2]
-SYNCTCP_MODULES = {"sync": "tcp_sync", "mixreact": "tcp_mixreact", "etcp": "tcp_etcp"}
 BULK_PORT, CBR_PORT, HTTP_PORT, CPORT = 5201, 6201, 8080, 40001
 
 
@@ -94,62 +96,23 @@ def platform_name() -> str:
     return inside_instance() or "native"
 
 
-def available_ccs() -> List[str]:
-    try:
-        return Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
-    except OSError:
-        return []
-
-
-ALLOWED = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
-
-
 def ensure_cc(cc: str) -> None:
-    """Make ``cc`` available and allowed.
-
-    Loads it (modprobe tcp_<cc>, or insmod of the repo's synctcp module) and
-    adds it to ``tcp_allowed_congestion_control``: the kernel lets a network
-    namespace other than the initial one make only an allowed algorithm its
-    default (EPERM otherwise).
-    """
-    if cc not in available_ccs():
-        _load_cc(cc)
-    allowed = ALLOWED.read_text().split()
-    if cc not in allowed:
-        ALLOWED.write_text(" ".join(allowed + [cc]))
+    """Make ``cc`` available and allowed (:func:`synctcp.modctl.ensure_cc`), or raise RunError."""
+    try:
+        modctl.ensure_cc(cc)
+    except modctl.ModError as exc:
+        raise RunError(str(exc)) from exc
 
 
-def _load_cc(cc: str) -> None:
-    mod = SYNCTCP_MODULES.get(cc)
-    if mod and (REPO / "kmod" / f"{mod}.ko").exists():
-        res = subprocess.run(["insmod", str(REPO / "kmod" / f"{mod}.ko")], capture_output=True,
-                             text=True)
-    else:
-        res = subprocess.run(["modprobe", f"tcp_{cc}"], capture_output=True, text=True)
-    if cc not in available_ccs():
-        hint = " (make modules)" if mod else ""
-        raise RunError(f"congestion control {cc!r} is not available and could not be loaded"
-                       f"{hint}: {res.stderr.strip() or 'no such module'}")
+def case_ccs(case: Case) -> List[str]:
+    """Every algorithm a case's flows use, in a fixed order."""
+    tr = case.scenario.traffic
+    return sorted({case.cc, tr.minority_of, tr.rev_cc} - {"", "udp"})
 
 
 def module_info() -> Dict[str, Any]:
-    out: Dict[str, Any] = {}
-    for mod in SYNCTCP_MODULES.values():
-        base = Path("/sys/module") / mod
-        if base.is_dir():
-            params = base / "parameters"
-            out[mod] = {
-                "version": _read(base / "version"),
-                "params": {p.name: _read(p) for p in sorted(params.iterdir())} if params.is_dir() else {},
-            }
-    return out
-
-
-def _read(path: Path) -> Optional[str]:
-    try:
-        return path.read_text().strip()
-    except OSError:
-        return None
+    """Version and parameters of the loaded synctcp modules (meta.json)."""
+    return modctl.loaded_modules()
 
 
 def git_describe() -> Optional[str]:
@@ -165,68 +128,18 @@ def git_describe() -> Optional[str]:
 # topology and plan of a case
 
 
-def build_topology(case: Case, prefix: str = "st") -> Topology:
-    sc = case.scenario
-    t = sc.topology
-    aqm = "droptail" if case.aqm == "ceiling" else case.aqm
-    queue = sc.queue_spec(aqm, t.rate_mbit, limit=case.queue_limit)
-    window = t.window_segs * MSS_BYTES if t.window_segs else None
-    common: Dict[str, Any] = dict(access_rate_mbit=t.access_rate_mbit, rcv_window_bytes=window,
-                                  prefix=prefix, offloads=t.offloads, mtu=t.mtu)
-    if t.kind == "dumbbell":
-        topo = dumbbell(t.rtts_ms, t.rate_mbit, queue, link_delay_ms=t.link_delay_ms, **common)
-    elif t.kind == "parking-lot":
-        topo = parking_lot(t.rtts_ms, t.rate_mbit, queue, routers=t.routers,
-                           link_delay_ms=t.link_delay_ms, cross_hops=t.cross_hops,
-                           cross_pairs=t.cross_pairs, cross_rtt_ms=t.cross_rtt_ms, **common)
-    else:
-        topo = chain(t.rtts_ms, t.rate_mbit, queue, hops=t.hops, cross_pairs=t.cross_pairs,
-                     link_delay_ms=t.link_delay_ms, cross_rtt_ms=t.cross_rtt_ms, **common)
-    ecn = "1" if queue.ecn else "0"
-    rmem, wmem = socket_buffers(t.rate_mbit, max(t.rtts_ms), t.access_rate_mbit)
-    for node in topo.nodes.values():
-        if not node.router:
-            node.sysctls.update({"net.ipv4.tcp_ecn": ecn, "net.ipv4.tcp_no_metrics_save": "1",
-                                 "net.ipv4.tcp_rmem": f"4096 131072 {rmem}",
-                                 "net.ipv4.tcp_wmem": f"4096 16384 {wmem}"})
-    return topo
-
-
-#: Linux's default maxima of tcp_rmem and tcp_wmem (bytes)
-RMEM_MAX, WMEM_MAX = 6291456, 4194304
-
-
-def socket_buffers(rate_mbit: float, rtt_ms: float,
-                   access_rate_mbit: Optional[float] = None) -> Tuple[int, int]:
-    """tcp_rmem and tcp_wmem maxima for a path: at least 4 BDPs of its longest RTT
-    at its fastest link, so that the receive window (half the receive buffer
-    goes to overhead) never sets the rate; never below Linux's defaults."""
-    bdp = max(rate_mbit, access_rate_mbit or 0) * 1e6 / 8 * rtt_ms / 1e3
-    need = int(4 * bdp)
-    return max(RMEM_MAX, need), max(WMEM_MAX, need)
-
-
-#: topology backends: who builds a case's network (``--backend``)
-BACKENDS = ("netns", "mininet")
-
-
 def topology_builder(backend: str = "netns") -> Callable[[Case, str], Topology]:
-    """The function that builds a case's topology on ``backend``.
+    """The function that builds a case's topology on ``backend`` (:mod:`.backends`).
 
     ``netns``: :func:`build_topology` (``ip netns``, veths, tc).  ``mininet``:
     the same topology built by Mininet, its hosts' namespaces named as the
     testbed names them (``synctcp_mininet.backend``), so everything after
     the build is this module's unchanged code.
     """
-    if backend == "netns":
-        return build_topology
-    if backend == "mininet":
-        try:
-            from synctcp_mininet.backend import build_topology as mininet_topology
-        except ImportError as exc:
-            raise RunError(f"backend mininet: {exc}") from exc
-        return mininet_topology
-    raise RunError(f"unknown backend {backend!r}: one of {', '.join(BACKENDS)}")
+    try:
+        return backends.get(backend)
+    except backends.BackendError as exc:
+        raise RunError(str(exc)) from exc
 
 
 def pair_nodes(sc: Scenario) -> List[Tuple[str, str]]:
@@ -387,7 +300,7 @@ class CaseRun:
     def run(self) -> Dict[str, Any]:
         sc, case = self.case.scenario, self.case
         self.dir.mkdir(parents=True, exist_ok=True)
-        for cc in {case.cc, sc.traffic.minority_of, sc.traffic.rev_cc} - {"", "udp"}:
+        for cc in case_ccs(case):
             ensure_cc(cc)
         topo = self.build_topology(case, self.prefix)
         # the diag sampler imports for seconds under emulation: let it do so
@@ -401,9 +314,7 @@ class CaseRun:
                 (self.dir / "topology.sh").write_text(topo.script)
                 for node in topo.nodes.values():
                     if not node.router:
-                        with in_netns(topo.ns(node.name)):
-                            Path("/proc/sys/net/ipv4/tcp_congestion_control").write_text(
-                                case.cc if case.cc in available_ccs() else "cubic")
+                        _set_default_cc(topo.ns(node.name), case.cc)
                 plan = plan_case(case, topo)
                 try:
                     t0 = self._traffic(topo, plan)
@@ -712,6 +623,24 @@ class CaseRun:
         return http_metrics(rows)
 
 
+def _set_default_cc(ns: str, cc: str) -> None:
+    """Make ``cc`` the default algorithm of namespace ``ns``, or raise RunError.
+
+    Never another one in its place: a case that does not run its algorithm
+    measures nothing.
+    """
+    path = Path("/proc/sys/net/ipv4/tcp_congestion_control")
+    try:
+        with in_netns(ns):
+            path.write_text(cc)
+            got = path.read_text().strip()
+    except OSError as exc:
+        raise RunError(f"{ns}: cannot make {cc} the default congestion control: "
+                       f"{exc.strerror or exc}") from exc
+    if got != cc:
+        raise RunError(f"{ns}: the default congestion control is {got}, not {cc}")
+
+
 def _is_core(label: str) -> bool:
     base = label[:-4] if label.endswith("-rev") else label
     return base == "lr" or (base[:1] == "r" and [p.isdigit() for p in base[1:].split("r")] == [True, True])
@@ -775,6 +704,9 @@ def run_scenario(sc: Scenario, out: Path, ccs: Optional[List[str]] = None,
         raise RunError(str(exc)) from exc
     out.mkdir(parents=True, exist_ok=True)
     cases = sc.cases(ccs, aqms)
+    if plat.here:       # elsewhere each instance's worker does it (CaseRun)
+        for cc in sorted({cc for c in cases for cc in case_ccs(c)}):
+            ensure_cc(cc)
     skipped = []
     if plat.name == "tcg":
         keep = [c for c in cases if c.scenario.topology.rate_mbit <= sc.tcg_max_rate_mbit]

@@ -353,6 +353,26 @@ def from_dict(data: Dict[str, Any], where: str = "scenario") -> Scenario:
     return sc
 
 
+def bulk_dumbbell(name: str, ccs: List[str], rate_mbit: float, rtt_ms: float, queue_pkts: int,
+                  flows: int, seconds: float, warmup_s: Optional[float] = None) -> Scenario:
+    """Each algorithm of ``ccs`` alone: ``flows`` bulk flows, one per pair of a dumbbell.
+
+    Every pair has base RTT ``rtt_ms``; only the forward bottleneck ``lr``
+    (a drop-tail queue of ``queue_pkts``) is sampled.  The flows run
+    ``warmup_s`` (default: a fifth of ``seconds``, at most 2 s) plus
+    ``seconds``, and every metric covers the last ``seconds``.  Validated.
+    """
+    warm = min(2.0, seconds / 5) if warmup_s is None else warmup_s
+    sc = Scenario(name=name, cc=list(ccs), aqm=["droptail"], duration_s=seconds + warm,
+                  warmup_s=warm,
+                  topology=TopologySpec(kind="dumbbell", rate_mbit=rate_mbit,
+                                        rtts_ms=[rtt_ms] * flows, queue_pkts=queue_pkts,
+                                        measure=["lr"]),
+                  tcg_max_rate_mbit=100)
+    sc.validate()
+    return sc
+
+
 def presets() -> Dict[str, Path]:
     return {p.stem: p for p in sorted(PRESET_DIR.glob("*.toml"))}
 

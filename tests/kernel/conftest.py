@@ -14,10 +14,14 @@ import subprocess
 import threading
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Sequence
 
-from synctcp_testbed.dumbbell import Dumbbell, DumbbellConfig, RunResult
+from synctcp.modctl import CC_MODULES
+from synctcp_testbed.rundir import Bottleneck, CaseSummary, load_run
+from synctcp_testbed.runner import run_scenario
+from synctcp_testbed.scenario import bulk_dumbbell
 
 import pytest
 
@@ -57,14 +61,14 @@ def unload(name: str) -> subprocess.CompletedProcess:
 def module_loaded(request: pytest.FixtureRequest) -> Iterator[str]:
     """The module named by the test's ``module`` marker, loaded fresh."""
     marker = request.node.get_closest_marker("module")
-    name = marker.args[0] if marker else "tcp_sync"
+    name = marker.args[0] if marker else CC_MODULES["sync"]
     if is_loaded(name):
         unload(name)
     res = load(name)
     assert res.returncode == 0, f"insmod {name}: {res.stderr}"
     yield name
     old = SYSCTL_CC.read_text().strip()
-    if old in ("sync", "mixreact", "etcp"):
+    if old in CC_MODULES:
         SYSCTL_CC.write_text("cubic")
     unload(name)
 
@@ -135,25 +139,57 @@ def unload_when_idle(name: str, timeout: float = 10) -> bool:
     return True
 
 
-def run_comparison(ccs: Sequence[str], cfg: DumbbellConfig, flows: int, seconds: float,
-                   results_dir: Path, name: str) -> Dict[str, RunResult]:
-    """Each of ``ccs`` alone through one dumbbell (same boot, same links);
-    the figures go to ``results_dir/NAME.json`` and to the test's output."""
-    res: Dict[str, RunResult] = {}
-    with Dumbbell(cfg) as db:
-        for cc in ccs:
-            res[cc] = db.run_bulk(cc, flows=flows, seconds=seconds, outdir=results_dir / name)
+@dataclass
+class CcResult:
+    """One algorithm's case of a comparison, read back from its run directory."""
+
+    cc: str
+    summary: CaseSummary
+    #: the forward bottleneck ``lr``: samples, mean_pkts, utilization, drop_pct, ...
+    queue: Bottleneck
+    #: the senders' inet_diag samples: ``{"t", "sockets": [...]}`` per line of tcp-NODE.jsonl
+    telemetry: List[Dict[str, Any]]
+
+    @property
+    def goodput_mbit(self) -> float:
+        return self.summary.goodput_mbit or 0.0
+
+    @property
+    def retransmits(self) -> int:
+        return self.summary.retransmits or 0
+
+
+def run_comparison(ccs: Sequence[str], rate_mbit: float, rtt_ms: float, queue_pkts: int,
+                   flows: int, seconds: float, results_dir: Path, name: str) -> Dict[str, CcResult]:
+    """Each of ``ccs`` alone through a dumbbell, built afresh for each (the
+    testbed's runner, same boot): ``flows`` bulk flows of base RTT ``rtt_ms``
+    through ``rate_mbit`` and a ``queue_pkts`` drop-tail queue, measured over
+    ``seconds`` after a warm-up.  The run directory is ``results_dir/NAME``;
+    the figures also go to ``results_dir/NAME.json`` and the test's output."""
+    sc = bulk_dumbbell(name.replace("_", "-"), list(ccs), rate_mbit, rtt_ms, queue_pkts, flows,
+                       seconds)
+    run = load_run(run_scenario(sc, out=results_dir / name, log=print))
+    res: Dict[str, CcResult] = {}
+    for case in run.cases:
+        queue = case.summary.bottleneck("lr")
+        assert queue is not None, f"{case.id}: no lr bottleneck in {run.path}/summary.json"
+        res[case.summary.cc] = CcResult(case.summary.cc, case.summary, queue,
+                                        [{"t": s.t, "sockets": s.sockets}
+                                         for s in case.tcp_samples()])
+    assert list(res) == list(ccs), f"{run.path}: cases {list(res)}, not {list(ccs)}"
     summary = {cc: {"goodput_mbit": r.goodput_mbit, "retransmits": r.retransmits,
-                    "queue": r.queue.__dict__} for cc, r in res.items()}
+                    "queue_pkts": queue_pkts, "queue": r.queue.raw} for cc, r in res.items()}
     (results_dir / f"{name}.json").write_text(json.dumps(summary, indent=2))
     print()
     for cc, r in res.items():
-        print(f"{cc:9s} goodput {r.goodput_mbit:.2f} Mbit/s, mean queue {r.queue.mean_pkts:.1f} pkts, "
-              f"drops {r.queue.drop_pct:.2f}%, {r.queue.samples} samples at {r.queue.sample_hz:.0f} Hz")
+        q = r.queue
+        print(f"{cc:9s} goodput {r.goodput_mbit:.2f} Mbit/s, utilization {q.utilization:.3f}, "
+              f"mean queue {q.mean_pkts:.1f} pkts, drops {q.drop_pct:.2f}%, "
+              f"{q.samples} samples at {q.sample_hz:.0f} Hz")
     return res
 
 
-def data_flow_telemetry(result: RunResult, min_bytes: int = 1_000_000) -> List[Dict[str, Any]]:
+def data_flow_telemetry(result: CcResult, min_bytes: int = 1_000_000) -> List[Dict[str, Any]]:
     """synctcp records sampled from the run's data flows (iperf3's control
     connection carries almost nothing and is left out)."""
     return [s["synctcp"] for snap in result.telemetry for s in snap["sockets"]

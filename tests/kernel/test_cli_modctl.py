@@ -13,10 +13,11 @@ import pytest
 
 from conftest import AVAILABLE_CC, KMOD, SYSCTL_CC, TCP_CONGESTION, is_loaded, unload_when_idle
 from synctcp.cli import main
+from synctcp.modctl import CC_MODULES
 
 ALLOWED = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
-MODS = ("tcp_sync", "tcp_mixreact", "tcp_etcp")
-CCS = ("sync", "mixreact", "etcp")
+MODS = tuple(CC_MODULES.values())
+CCS = tuple(CC_MODULES)
 
 
 def unload_all() -> None:

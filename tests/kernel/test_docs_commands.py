@@ -20,6 +20,7 @@ from typing import Dict, Iterator, List, Tuple
 import pytest
 
 from conftest import ROOT, is_loaded, loopback_transfer, unload_when_idle
+from synctcp.modctl import CC_MODULES
 
 sys.path.insert(0, str(ROOT / "tests"))
 from doccmds import Command, commands, substitute  # noqa: E402
@@ -30,7 +31,7 @@ for _c in VM:
     BLOCKS.setdefault((_c.doc, _c.block), []).append(_c)
 SYSCTLS = [Path("/proc/sys/net/ipv4/tcp_congestion_control"),
            Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")]
-MODULES = ["tcp_sync", "tcp_mixreact", "tcp_etcp"]
+MODULES = list(CC_MODULES.values())
 
 
 @pytest.fixture

@@ -16,9 +16,8 @@ from pathlib import Path
 import pytest
 
 from conftest import (AVAILABLE_CC, SYSCTL_CC, TCP_CONGESTION, is_loaded, load, loopback_transfer,
-                      sh, sock_cc, unload, unload_when_idle)
+                      run_comparison, sh, sock_cc, unload, unload_when_idle)
 from synctcp.diag import list_sockets
-from synctcp_testbed.dumbbell import Dumbbell, DumbbellConfig
 
 pytestmark = pytest.mark.module("tcp_etcp")
 PARAMS = Path("/sys/module/tcp_etcp/parameters")
@@ -101,16 +100,14 @@ def test_etcp_utilization_above_reno_with_20_packet_buffer(module_loaded: str,
     below 50 Mbit/s there: compare against it, not against the link rate).
     """
     seconds = 20
-    small = DumbbellConfig(rate_mbit=50, rtt_ms=100, queue_pkts=20)
-    big = DumbbellConfig(rate_mbit=50, rtt_ms=100, queue_pkts=int(math.ceil(small.bdp_pkts)))
-    res = {}
-    with Dumbbell(small) as db:
-        for cc in ("etcp", "reno", "cubic"):
-            res[cc] = db.run_bulk(cc, flows=1, seconds=seconds, outdir=results_dir / "etcp-small")
-    with Dumbbell(big) as db:
-        res["cubic-bdp"] = db.run_bulk("cubic", flows=1, seconds=seconds,
-                                       outdir=results_dir / "etcp-bdp")
-    summary = {name: {"queue_pkts": (big if name == "cubic-bdp" else small).queue_pkts,
+    small = 20
+    big = int(math.ceil(50e6 * 0.100 / 8 / 1500))      # one BDP of 1500-byte packets: 417
+    res = run_comparison(("etcp", "reno", "cubic"), rate_mbit=50, rtt_ms=100, queue_pkts=small,
+                         flows=1, seconds=seconds, results_dir=results_dir, name="etcp-small")
+    res["cubic-bdp"] = run_comparison(("cubic",), rate_mbit=50, rtt_ms=100, queue_pkts=big,
+                                      flows=1, seconds=seconds, results_dir=results_dir,
+                                      name="etcp-bdp")["cubic"]
+    summary = {name: {"queue_pkts": big if name == "cubic-bdp" else small,
                       "utilization": r.queue.utilization, "goodput_mbit": r.goodput_mbit,
                       "retransmits": r.retransmits, "drop_pct": r.queue.drop_pct,
                       "mean_queue_pkts": r.queue.mean_pkts}
@@ -139,10 +136,8 @@ def test_etcp_utilization_above_reno_with_20_packet_buffer(module_loaded: str,
                            "measure the emulator (runs with KVM or natively)")
 def test_etcp_utilization_above_reno_at_100mbit(module_loaded: str, results_dir: Path) -> None:
     """The same comparison at 100 Mbit/s, 100 ms, 20 packets (KVM or native hosts)."""
-    cfg = DumbbellConfig(rate_mbit=100, rtt_ms=100, queue_pkts=20)
-    with Dumbbell(cfg) as db:
-        res = {cc: db.run_bulk(cc, flows=1, seconds=20, outdir=results_dir / "etcp-100")
-               for cc in ("etcp", "reno")}
+    res = run_comparison(("etcp", "reno"), rate_mbit=100, rtt_ms=100, queue_pkts=20, flows=1,
+                         seconds=20, results_dir=results_dir, name="etcp-100")
     (results_dir / "etcp_100mbit.json").write_text(json.dumps(
         {cc: {"utilization": r.queue.utilization, "drop_pct": r.queue.drop_pct,
               "mean_queue_pkts": r.queue.mean_pkts} for cc, r in res.items()}, indent=2))

@@ -15,7 +15,6 @@ import pytest
 from conftest import (AVAILABLE_CC, SYSCTL_CC, TCP_CONGESTION, data_flow_telemetry, is_loaded, load,
                       loopback_transfer, run_comparison, sh, sock_cc, unload, unload_when_idle)
 from synctcp.diag import list_sockets
-from synctcp_testbed.dumbbell import DumbbellConfig
 
 pytestmark = pytest.mark.module("tcp_mixreact")
 PARAMS = Path("/sys/module/tcp_mixreact/parameters")
@@ -100,9 +99,8 @@ def test_mixreact_queue_below_reno_with_80pct_goodput(module_loaded: str,
     flows on 10 Mbit/s (small windows); three flows here have windows of
     20-60 segments and lose about half of Reno's goodput (docs/mixreact.md).
     """
-    cfg = DumbbellConfig(rate_mbit=20, rtt_ms=40, queue_pkts=100)
-    res = run_comparison(("reno", "mixreact"), cfg, flows=10, seconds=20,
-                         results_dir=results_dir, name="mixreact_vs_reno")
+    res = run_comparison(("reno", "mixreact"), rate_mbit=20, rtt_ms=40, queue_pkts=100, flows=10,
+                         seconds=20, results_dir=results_dir, name="mixreact_vs_reno")
     reno, mix = res["reno"], res["mixreact"]
     assert reno.queue.samples > 50 and mix.queue.samples > 50
     assert mix.queue.mean_pkts < reno.queue.mean_pkts

@@ -14,7 +14,6 @@ import pytest
 from conftest import (AVAILABLE_CC, SYSCTL_CC, TCP_CONGESTION, data_flow_telemetry, is_loaded, load,
                       loopback_transfer, run_comparison, sh, sock_cc, unload, unload_when_idle)
 from synctcp.diag import list_sockets
-from synctcp_testbed.dumbbell import DumbbellConfig
 
 pytestmark = pytest.mark.module("tcp_sync")
 PARAMS = Path("/sys/module/tcp_sync/parameters")
@@ -109,9 +108,8 @@ def test_source_parameter_forces_rtt(module_loaded: str) -> None:
 
 def test_sync_queue_below_reno_with_80pct_goodput(module_loaded: str, results_dir: Path) -> None:
     """20 Mbit/s, 40 ms RTT, 100-packet drop-tail, 3 flows of each, same boot."""
-    cfg = DumbbellConfig(rate_mbit=20, rtt_ms=40, queue_pkts=100)
-    res = run_comparison(("reno", "sync"), cfg, flows=3, seconds=20, results_dir=results_dir,
-                         name="sync_vs_reno")
+    res = run_comparison(("reno", "sync"), rate_mbit=20, rtt_ms=40, queue_pkts=100, flows=3,
+                         seconds=20, results_dir=results_dir, name="sync_vs_reno")
     reno, sync = res["reno"], res["sync"]
     assert reno.queue.samples > 50 and sync.queue.samples > 50
     assert sync.queue.mean_pkts < reno.queue.mean_pkts

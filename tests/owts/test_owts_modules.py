@@ -20,9 +20,12 @@ import pytest
 
 from conftest import FWD_MS, KMOD, Pair, sink, set_owts
 from synctcp.diag import list_sockets, open_diag_socket
+from synctcp.modctl import module_of
 from synctcp_testbed.topology import in_netns, sh
 
 TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
+#: the modules that take an OTT (etcp does not)
+OTT_MODULES = [module_of("sync"), module_of("mixreact")]
 PORT = 5351
 
 
@@ -32,14 +35,14 @@ def loaded(name: str) -> bool:
 
 @pytest.fixture(scope="module")
 def modules() -> Iterator[None]:
-    for m in ("tcp_sync", "tcp_mixreact"):
+    for m in OTT_MODULES:
         if loaded(m):
             sh(["rmmod", m])
         ko = KMOD / f"{m}.ko"
         assert ko.exists(), f"{ko} missing: make -C tcp_option modules"
         sh(["insmod", str(ko)])
     yield
-    for m in ("tcp_sync", "tcp_mixreact"):
+    for m in OTT_MODULES:
         sh(["rmmod", m], check=False)
 
 

@@ -125,7 +125,7 @@ def test_runner_backends() -> None:
     from synctcp_mininet.backend import build_topology
 
     assert runner.topology_builder("mininet") is build_topology
-    with pytest.raises(runner.RunError):
+    with pytest.raises(runner.RunError, match="unknown backend 'ovs': one of netns, mininet"):
         runner.topology_builder("ovs")
 
 
@@ -147,10 +147,12 @@ def test_synctcp_mininet_run_is_the_testbeds_run_on_mininet(monkeypatch) -> None
     assert seen == [["run", "gu-smallbuffer", "--cc", "etcp", "--backend", "mininet"], ["list"]]
 
 
-def test_demo_parts_are_valid_scenarios() -> None:
-    sc = mn_demo.part_scenario("demo-delay", ["reno", "sync"], 20, 40, 100, 3, 10)
-    assert [c.id for c in sc.cases()] == ["reno-droptail", "sync-droptail"]
-    assert sc.topology.rtts_ms == [40, 40, 40] and sc.duration_s - sc.warmup_s == 10
+def test_mininet_demo_is_the_demo_on_the_mininet_backend(monkeypatch, tmp_path: Path) -> None:
+    seen = []
+    monkeypatch.setattr(mn_demo.demo, "main", lambda argv, **kw: seen.append((argv, kw)) or 0)
+    assert mn_demo.main(["--cc", "reno"]) == 0
+    assert seen[0][0] == ["--cc", "reno"] and seen[0][1]["backend"] == "mininet"
+    assert seen[0][1]["prog"] == "synctcp_mininet.demo"
 
 
 # ---------------------------------------------------------------------------

@@ -146,7 +146,7 @@ def test_not_a_module(tmp_path: Path) -> None:
     assert elf_section((make_ko(tmp_path / "y.ko", "y", [])).read_bytes(), ".text") is None
 
 
-@pytest.mark.parametrize("mod", ["tcp_sync", "tcp_mixreact", "tcp_etcp"])
+@pytest.mark.parametrize("mod", list(modctl.CC_MODULES.values()))
 def test_built_modules_declare_their_source_parameters(mod: str) -> None:
     """The parameters read from the built .ko are those of the C source."""
     ko = REPO / "kmod" / f"{mod}.ko"
@@ -393,3 +393,100 @@ def test_help(capsys: pytest.CaptureFixture) -> None:
         assert e.value.code == 0
     out = capsys.readouterr().out
     assert "--param NAME=VALUE" in out and "--reset-default" in out
+
+
+# --- ensure_cc: the testbed's, the demo's and the tests' one way to get an algorithm ------
+
+def allowed(h: Host) -> List[str]:
+    return (h.ipv4 / "tcp_allowed_congestion_control").read_text().split()
+
+
+def test_ensure_cc_only_allows_an_available_algorithm(host: FakeHost) -> None:
+    assert modctl.ensure_cc("cubic", host)["action"] == "available"
+    (host.ipv4 / "tcp_available_congestion_control").write_text("reno cubic bbr\n")
+    res = modctl.ensure_cc("bbr", host)
+    assert res == {"cc": "bbr", "action": "available", "allowed": ["reno", "cubic", "bbr"]}
+    assert calls(host) == [] and allowed(host) == ["reno", "cubic", "bbr"]
+
+
+def test_ensure_cc_insmods_the_repositorys_build_and_allows_it(host: FakeHost) -> None:
+    assert modctl.ensure_cc("mixreact", host)["action"] == "insmod"
+    assert calls(host) == [["insmod", str(host.kmod_dir / "tcp_mixreact.ko")]]
+    assert "mixreact" in modctl.available(host) and allowed(host) == ["reno", "cubic", "mixreact"]
+    modctl.ensure_cc("mixreact", host)              # again: nothing more to do
+    assert len(calls(host)) == 1 and allowed(host).count("mixreact") == 1
+
+
+def test_ensure_cc_prefers_the_build_over_an_installed_module(host: FakeHost) -> None:
+    inst = host.lib_modules / RELEASE / "updates/dkms"
+    inst.mkdir(parents=True)
+    make_ko(inst / "tcp_sync.ko", "tcp_sync", PARAMS["tcp_sync"])
+    (host.lib_modules / RELEASE / "modules.dep").write_text("updates/dkms/tcp_sync.ko:\n")
+    modctl.ensure_cc("sync", host)
+    assert calls(host) == [["insmod", str(host.kmod_dir / "tcp_sync.ko")]]
+
+
+def test_ensure_cc_takes_the_installed_module_when_the_build_is_for_another_kernel(
+        host: FakeHost) -> None:
+    make_ko(host.kmod_dir / "tcp_sync.ko", "tcp_sync", PARAMS["tcp_sync"], vermagic="6.12.0-1-amd64")
+    inst = host.lib_modules / RELEASE / "updates/dkms"
+    inst.mkdir(parents=True)
+    make_ko(inst / "tcp_sync.ko", "tcp_sync", PARAMS["tcp_sync"])
+    (host.lib_modules / RELEASE / "modules.dep").write_text("updates/dkms/tcp_sync.ko:\n")
+    assert modctl.ensure_cc("sync", host)["action"] == "modprobe"
+    assert calls(host) == [["modprobe", "tcp_sync"]]
+
+
+def test_ensure_cc_refuses_what_it_cannot_load_and_says_why(host: FakeHost) -> None:
+    make_ko(host.kmod_dir / "tcp_etcp.ko", "tcp_etcp", PARAMS["tcp_etcp"], vermagic="6.12.0-1-amd64")
+    with pytest.raises(ModError) as exc:
+        modctl.ensure_cc("etcp", host)
+    assert exc.value.reason == "wrong-kernel" and "'etcp' is not available" in str(exc.value)
+    assert "6.12.0-1-amd64" in str(exc.value) and calls(host) == []
+    (host.kmod_dir / "tcp_etcp.ko").unlink()
+    assert reason(modctl.ensure_cc, "etcp", host) == "not-built"
+    host.run.fail["modprobe"] = "modprobe: FATAL: Module tcp_nosuch not found"  # type: ignore[attr-defined]
+    with pytest.raises(ModError) as exc:
+        modctl.ensure_cc("nosuch", host)
+    assert exc.value.reason == "not-available" and "Module tcp_nosuch not found" in str(exc.value)
+    assert allowed(host) == ["reno", "cubic"]
+    for bad in ("", "a b", "x" * 16, "../tcp"):
+        assert reason(modctl.ensure_cc, bad, host) == "not-available"
+    host.euid = 1000
+    assert reason(modctl.ensure_cc, "sync", host) == "not-root"
+    assert reason(modctl.ensure_cc, "bbr", host) == "not-root"
+
+
+def test_ensure_cc_modprobes_the_kernels_own_algorithms(host: FakeHost) -> None:
+    def run(cmd: Sequence[str]) -> subprocess.CompletedProcess:
+        calls_.append(list(cmd))
+        av = host.ipv4 / "tcp_available_congestion_control"
+        av.write_text(av.read_text().strip() + " vegas\n")
+        return subprocess.CompletedProcess(list(cmd), 0, "", "")
+
+    calls_: List[List[str]] = []
+    host.run = run
+    assert modctl.ensure_cc("vegas", host)["action"] == "modprobe"
+    assert calls_ == [["modprobe", "tcp_vegas"]] and allowed(host)[-1] == "vegas"
+
+
+def test_the_algorithm_module_map_is_modctls_alone() -> None:
+    assert modctl.module_of("sync") == "tcp_sync" and modctl.module_of("cubic") is None
+    assert modctl.cc_of("tcp_etcp") == "etcp" and modctl.cc_of("tcp_bbr") is None
+    # no other copy of the map in the Python sources
+    copies = []
+    for pkg in ("tools", "testbed", "mininet", "tests"):
+        for path in (REPO / pkg).rglob("*.py"):
+            text = path.read_text()
+            if path.name != "modctl.py" and re.search(r"[\"']sync[\"']\s*:\s*[\"']tcp_sync[\"']|"
+                                                      r"[\"']tcp_sync[\"']\s*:\s*[\"']sync[\"']|"
+                                                      r"[\"']tcp_sync[\"'],\s*[\"']tcp_mixreact", text):
+                copies.append(str(path.relative_to(REPO)))
+    assert copies == []
+
+
+def test_loaded_modules(host: FakeHost) -> None:
+    assert modctl.loaded_modules(host) == {}
+    modctl.ensure_cc("sync", host)
+    assert modctl.loaded_modules(host) == {"tcp_sync": {"version": "0.1.0",
+                                                        "params": {"source": "1", "thresh_pct": "1"}}}

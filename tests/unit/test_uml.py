@@ -22,6 +22,8 @@ from typing import Dict, List, Optional
 
 import pytest
 
+from synctcp.modctl import CC_MODULES
+
 REPO = Path(__file__).resolve().parents[2]
 FRAGMENT = REPO / "uml" / "uml.config"
 UMLRUN = REPO / "scripts" / "umlrun"
@@ -170,7 +172,7 @@ def test_built_config_has_every_fragment_setting(build: Path) -> None:
 
 def test_kmod_is_built_for_uml(build: Path) -> None:
     kmod = build.parent / "kmod"
-    for name in ("tcp_sync", "tcp_mixreact", "tcp_etcp"):
+    for name in CC_MODULES.values():
         ko = kmod / f"{name}.ko"
         assert ko.is_file(), ko
         r = subprocess.run(["modinfo", "-F", "vermagic", str(ko)], capture_output=True, text=True)

@@ -31,7 +31,6 @@ from . import trace as _trace
 from .diag import (ETCP_PHASES, MIX_ACTIONS, MIX_REGIONS, MIX_TRENDS, DiagError, SocketState,
                    list_sockets)
 
-MODULE_CC = {"tcp_sync": "sync", "tcp_mixreact": "mixreact", "tcp_etcp": "etcp"}
 SYSCTL = Path("/proc/sys/net/ipv4")
 SYSMOD = Path("/sys/module")
 
@@ -106,7 +105,7 @@ def no_sockets_message(ccs: Sequence[str], cc_filter: Optional[str] = None) -> s
 
 def cmd_ss(args: argparse.Namespace) -> int:
     ccs: List[str] = ([c for c in args.cc.split(",") if c] if args.cc else []) \
-        or list(MODULE_CC.values())
+        or list(modctl.CC_MODULES)
     rounds = 0
     while True:
         socks = list_sockets(cc=ccs)

@@ -15,6 +15,10 @@ Secure Boot.
 
 Exit codes: 0 done, 2 refused or failed (the message says why).
 
+:func:`ensure_cc` is the one way the testbed, the demo and the tests make an
+algorithm usable: available (loaded) and allowed for non-initial network
+namespaces.  An algorithm that cannot be made available is an error.
+
 Everything the commands read or write on the host goes through a
 :class:`Host`, so the tests run them against a fake ``/proc`` and ``/sys``.
 """
@@ -31,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+#: The one algorithm -> module map of the project: every tool, the testbed and
+#: the tests take it (or :func:`module_of` / :func:`cc_of`) from here.
 CC_MODULES: Dict[str, str] = {"sync": "tcp_sync", "mixreact": "tcp_mixreact", "etcp": "tcp_etcp"}
 REPO = Path(__file__).resolve().parents[2]
 #: EFI variable whose last byte is 1 when Secure Boot is on (EFI_GLOBAL_VARIABLE GUID).
@@ -84,6 +90,16 @@ def _read(path: Path) -> Optional[str]:
         return path.read_text().strip()
     except OSError:
         return None
+
+
+def module_of(cc: str) -> Optional[str]:
+    """The module of one of this project's algorithms (``sync`` -> ``tcp_sync``), else None."""
+    return CC_MODULES.get(cc)
+
+
+def cc_of(module: str) -> Optional[str]:
+    """The algorithm a module of this project registers (``tcp_sync`` -> ``sync``), else None."""
+    return next((cc for cc, mod in CC_MODULES.items() if mod == module), None)
 
 
 # --------------------------------------------------------------------------
@@ -550,6 +566,82 @@ def load(host: Host, which: str, params: Dict[str, str], set_default: bool = Fal
         _write_sysctl(host, "tcp_congestion_control", ccs[0])
     return {"ok": True, "modules": done, "default": _read(host.ipv4 / "tcp_congestion_control"),
             "allowed": _split(host, "tcp_allowed_congestion_control")}
+
+
+# --------------------------------------------------------------------------
+# make an algorithm usable (the testbed, the demo, the tests)
+
+def available(host: Optional[Host] = None) -> List[str]:
+    """net.ipv4.tcp_available_congestion_control."""
+    return _split(host or Host(), "tcp_available_congestion_control")
+
+
+def _valid_cc_name(cc: str) -> bool:
+    # the kernel's TCP_CA_NAME_MAX is 16 including the NUL
+    return 0 < len(cc) < 16 and all(c.isalnum() or c in "_-" for c in cc)
+
+
+def _built_for_running(host: Host, ko: Path) -> bool:
+    try:
+        return read_modinfo(ko, host).vermagic_release in (None, host.release)
+    except ModError:
+        return False
+
+
+def ensure_cc(cc: str, host: Optional[Host] = None) -> Dict[str, Any]:
+    """Make ``cc`` available and allowed, or raise :class:`ModError` saying why not.
+
+    * Already available: nothing is loaded.
+    * One of this project's algorithms: the repository's ``kmod/MODULE.ko``
+      when it is built for the running kernel (inside User-Mode Linux these
+      are the UML builds), else the module installed for it (modprobe), with
+      every check of ``synctcp load`` first.
+    * Any other name: ``modprobe tcp_CC`` (the kernel's own algorithms).
+
+    Then ``cc`` is added to ``net.ipv4.tcp_allowed_congestion_control``: a
+    network namespace other than the initial one may make only an allowed
+    algorithm its default.  Returns what was done: ``{"cc", "action",
+    "allowed"}``, action one of ``available``, ``insmod``, ``modprobe``.
+    """
+    host = host or Host()
+    if not _valid_cc_name(cc):
+        raise ModError(f"{cc!r} is not a congestion-control name", "not-available")
+    action = "available"
+    if cc not in _split(host, "tcp_available_congestion_control"):
+        mod = module_of(cc)
+        if mod is not None:
+            ko = built_module(host, mod)
+            if ko is not None and not _built_for_running(host, ko) \
+                    and installed_module(host, mod) is not None:
+                ko = None       # built for another kernel: the installed one, by modprobe
+            try:
+                res = load(host, cc, {}, ko=ko)
+            except ModError as exc:
+                raise ModError(f"congestion control {cc!r} is not available: {exc}",
+                               exc.reason) from exc
+            action = res["modules"][cc]["action"]
+        else:
+            if host.euid != 0:
+                raise ModError(f"congestion control {cc!r} is not available in kernel "
+                               f"{host.release}, and loading tcp_{cc} needs root", "not-root")
+            res_run = host.run(["modprobe", f"tcp_{cc}"])
+            if cc not in _split(host, "tcp_available_congestion_control"):
+                why = res_run.stderr.strip() or "no such module"
+                raise ModError(f"congestion control {cc!r} is not available in kernel "
+                               f"{host.release}: modprobe tcp_{cc}: {why}", "not-available")
+            action = "modprobe"
+    return {"cc": cc, "action": action, "allowed": allow(host, [cc])}
+
+
+def loaded_modules(host: Optional[Host] = None) -> Dict[str, Any]:
+    """Version and parameters of this project's loaded modules, by module name."""
+    host = host or Host()
+    out: Dict[str, Any] = {}
+    for mod in CC_MODULES.values():
+        base = host.sysmod(mod)
+        if base.is_dir():
+            out[mod] = {"version": _read(base / "version"), "params": loaded_params(host, mod)}
+    return out
 
 
 # --------------------------------------------------------------------------
