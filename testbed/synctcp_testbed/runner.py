@@ -358,6 +358,10 @@ def clients_script(plan: Plan, topo: Topology, case_dir: Path, duration: float, 
         argv = fg_command(flowgen_bin, case_dir / FLOWGEN_CONF, case_dir / FLOWGEN_OUT,
                           limit_s=limit_for(specs), ready_file=bdir / ".launched",
                           go_file=bdir / ".go")
+        by_hand = fg_command(flowgen_bin, case_dir / FLOWGEN_CONF, case_dir / FLOWGEN_OUT,
+                             limit_s=limit_for(specs))
+        lines.append(f"# by hand, without the barrier (go is a line on stdin): "
+                     f"echo go | {_q(by_hand)}")
         lines.append(f"{{ {_q(argv)} > /dev/null 2> {shlex.quote(str(case_dir / FLOWGEN_LOG))}; "
                      f"echo $? > {shlex.quote(str(case_dir / FLOWGEN_STATUS))}; }} &")
     for i, h in enumerate(plan.http):

@@ -596,6 +596,8 @@ def parse_script(script: str) -> List[Dict[str, Any]]:
     assert lines[-1] == "wait", "the script waits for its commands"
     out = []
     for ln in lines[:-1]:
+        if ln.startswith("#"):
+            continue
         assert ln.endswith(" &"), ln
         w = shlex.split(ln)
         rec: Dict[str, Any] = {"sleep": 0.0}
@@ -690,6 +692,10 @@ def test_clients_script_runs_every_flow_in_one_flowgen_at_the_barrier(name: str,
     assert fg["stderr"] == str(tmp_path / runner.FLOWGEN_LOG)
     assert fg["status"] == str(tmp_path / runner.FLOWGEN_STATUS)
     assert "iperf3" not in script
+    # the replayable command, without the barrier
+    (hand,) = [ln for ln in script.splitlines() if ln.startswith("#")]
+    words = shlex.split(hand.split("echo go | ", 1)[1])
+    assert words == a[:a.index("--ready-file")]
     assert runner.client_count(plan) == 1
 
 
