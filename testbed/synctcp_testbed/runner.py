@@ -5,11 +5,12 @@ For each case the runner
 1. builds the scenario's topology with the case's queue discipline, the
    case's algorithm as every sender's default (``tcp_congestion_control``
    is per network namespace), ECN on where the queue marks;
-2. starts the queue samplers (C, ``qsampler``, 100 Hz) on the measured
-   links and one inet_diag sampler over all sending namespaces;
-3. starts every server, waits until all listen, then starts every
+2. starts the queue sampler (C, ``qsampler``, 100 Hz, one process) on the
+   measured links and one inet_diag sampler over all sending namespaces;
+3. starts the HTTP servers, waits until all listen, then starts every
    client at once from one shell script (``traffic.sh`` in the case
-   directory: the exact commands, replayable by hand);
+   directory: the exact commands, replayable by hand): every bulk and CBR
+   flow, both ends, is one ``flowgen`` process (C, one epoll loop);
 4. stops the samplers, computes the metrics over ``[warmup, duration]``
    and tears the topology down (also on errors and Ctrl-C).
 
