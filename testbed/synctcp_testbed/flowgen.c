@@ -10,8 +10,12 @@
  * stays in the namespace it was created in), then runs everything from
  * wherever it is.
  *
- *   flowgen -c CONFIG -o RESULT.json [-i INTERVAL_S] [-l LIMIT_S]
+ *   flowgen -c CONFIG -o RESULT.json [-i INTERVAL_S] [-l LIMIT_S] [-w RCVLOWAT]
  *           [--ready-file FILE] [--go-file FIFO]
+ *
+ * -w sets SO_RCVLOWAT on the TCP receivers (default 0: woken by every
+ * arrival, as iperf3 is): fewer wake-ups at high rates, while the kernel
+ * still wakes the reader when the receive window is about to close.
  *
  * CONFIG has one directive per line ('#' starts a comment):
  *
@@ -124,6 +128,7 @@ struct flow {
 static struct flow *flows;
 static int nflows;
 static double interval_s = 1.0, limit_s = 3600.0;
+static int rcvlowat;		/* -w: SO_RCVLOWAT of TCP receivers, 0: off */
 static struct timespec go_ts;
 static int epfd, tfd;
 static char io_buf[IO_BUF];
@@ -538,6 +543,9 @@ static void on_listen(struct flow *f, double now)
 	}
 	f->rfd = fd;
 	f->ival_start = now;
+	/* fewer wake-ups: the kernel still wakes us when the window closes */
+	if (rcvlowat)
+		setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &rcvlowat, sizeof(rcvlowat));
 	ep_add(fd, EPOLLIN | EPOLLRDHUP, &f->e_recv);
 	ep_del_close(&f->lfd);
 }
@@ -912,7 +920,7 @@ static int write_result(const char *path, const char *stopped)
 static void usage(void)
 {
 	fprintf(stderr, "usage: flowgen -c CONFIG -o RESULT.json [-i INTERVAL_S] [-l LIMIT_S] "
-		"[--ready-file FILE] [--go-file FIFO]\n");
+		"[-w RCVLOWAT] [--ready-file FILE] [--go-file FIFO]\n");
 	exit(2);
 }
 
@@ -943,6 +951,12 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "-l")) {
 			if (parse_num(v, 1, 86400, &limit_s))
 				die2("-l must be 1..86400 s");
+		} else if (!strcmp(a, "-w")) {
+			double w;
+
+			if (parse_num(v, 0, 64 << 20, &w))
+				die2("-w must be 0..%d bytes", 64 << 20);
+			rcvlowat = (int)w;
 		} else if (!strcmp(a, "--ready-file"))
 			ready_file = v;
 		else if (!strcmp(a, "--go-file"))

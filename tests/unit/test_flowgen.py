@@ -245,7 +245,8 @@ def test_flowgen_refuses_bad_configs_with_one_line_and_status_2(
 
 
 @pytest.mark.parametrize("args", [[], ["-c"], ["-c", "x", "-o", "y", "-i", "0"],
-                                  ["-c", "x", "-o", "y", "-l", "-1"], ["--what", "x"]])
+                                  ["-c", "x", "-o", "y", "-l", "-1"], ["-c", "x", "-o", "y", "-w", "-5"],
+                                  ["--what", "x"]])
 def test_flowgen_usage_errors_exit_2(flowgen_bin: str, args: List[str]) -> None:
     res = subprocess.run([flowgen_bin, *args], capture_output=True, text=True, timeout=10)
     assert res.returncode == 2 and len(res.stderr.splitlines()) == 1, res
