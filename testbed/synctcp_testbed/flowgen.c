@@ -242,9 +242,10 @@ static void parse_flow(char **w, int n, const char *path, int line)
 	if (parse_num(w[10], 0, 86400, &f->start_s) || parse_num(w[11], 0.001, 86400, &f->seconds))
 		die2("%s:%d: START_S must be 0..86400 and SECONDS 0.001..86400", path, line);
 	if (f->kind == CBR) {
-		if (parse_num(w[12], 1000, 1e10, &rate) || parse_num(w[13], 16, 65000, &pkt) ||
+		/* PKT_BYTES: UDP payload, at least the 24-byte header (magic, seq, count) */
+		if (parse_num(w[12], 1000, 1e10, &rate) || parse_num(w[13], 24, 65000, &pkt) ||
 		    pkt != (int)pkt)
-			die2("%s:%d: cbr RATE_BPS must be 1000..1e10 and PKT_BYTES 16..65000",
+			die2("%s:%d: cbr RATE_BPS must be 1000..1e10 and PKT_BYTES 24..65000",
 			     path, line);
 		f->rate_bps = rate;
 		f->pkt_bytes = (int)pkt;
@@ -512,8 +513,7 @@ static void stop_sending(struct flow *f, double now)
 		hdr[1] = CBR_END;
 		hdr[2] = f->seq_next;
 		memcpy(io_buf, hdr, sizeof(hdr));
-		send(f->sfd, io_buf, f->pkt_bytes > (int)sizeof(hdr) ? f->pkt_bytes :
-		     (int)sizeof(hdr), MSG_DONTWAIT);
+		send(f->sfd, io_buf, f->pkt_bytes, MSG_DONTWAIT);
 		f->send_done = 1;
 	}
 }

@@ -62,7 +62,7 @@ class FlowSpec:
                  str(self.port), str(self.cport), self.cc if self.kind == "bulk" else "-",
                  f"{self.start_s:.6f}", f"{self.seconds:.6f}"]
         if self.kind == "cbr":
-            if not (1000 <= self.rate_bps <= 1e10 and 16 <= self.pkt_bytes <= 65000):
+            if not (1000 <= self.rate_bps <= 1e10 and 24 <= self.pkt_bytes <= 65000):
                 raise FlowgenError(f"flow {self.id}: cbr rate {self.rate_bps:g} bit/s or "
                                    f"packet {self.pkt_bytes} bytes out of range")
             words += [f"{self.rate_bps:.0f}", str(self.pkt_bytes)]

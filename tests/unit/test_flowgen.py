@@ -62,7 +62,8 @@ def test_config_has_a_line_per_flow_in_flowgens_field_order() -> None:
 @pytest.mark.parametrize("kw, msg", [
     (dict(cc="my cc"), "blank"), (dict(src_ns=""), "empty"), (dict(kind="http"), "neither"),
     (dict(port=0), "port"), (dict(cport=70000), "cport"), (dict(seconds=0), "length"),
-    (dict(kind="cbr", rate_bps=10), "cbr rate"), (dict(id="f#1"), "'#'")])
+    (dict(kind="cbr", rate_bps=10), "cbr rate"),
+    (dict(kind="cbr", rate_bps=64000, pkt_bytes=20), "cbr rate"), (dict(id="f#1"), "'#'")])
 def test_config_refuses_bad_flows_with_one_line(kw: Dict[str, Any], msg: str) -> None:
     with pytest.raises(FlowgenError, match=msg) as exc:
         config_text([spec(**kw)])
@@ -231,6 +232,7 @@ GOOD = "flow f01 bulk nsa nsb 10.0.0.1 10.0.0.2 5201 40001 reno 0 10\n"
     ("flow f01 bulk nsa nsb 10.0.0.1 fe80::1 5201 40001 reno 0 10\n", "IPv4"),
     ("flow f01 cbr nsa nsb 10.0.0.1 10.0.0.2 5201 40001 - 0 10 64000\n", "13 fields"),
     ("flow f01 bulk nsa nsb 10.0.0.1 10.0.0.2 5201 40001 reno 0 x\n", "SECONDS"),
+    ("flow f01 cbr nsa nsb 10.0.0.1 10.0.0.2 5201 40001 - 0 10 64000 20\n", "PKT_BYTES 24"),
     (GOOD + GOOD.replace("40001", "40002"), "f01 twice"),
     (GOOD + GOOD.replace("f01", "f02"), "share port 5201"),
     (GOOD.replace(" 10\n", " 5000\n"), "after the limit"),
