@@ -1,9 +1,11 @@
-"""The testbed's one native helper, built on first use.
+"""The testbed's native helpers, built on first use.
 
 ``qsampler.c`` samples a qdisc at >= 100 Hz, which a Python loop cannot do
-inside an emulated VM.  It ships as source in the package and is compiled
+inside an emulated VM; ``flowgen.c`` runs every bulk and CBR flow of a
+case in one process (under User-Mode Linux the wall cost is per process
+and per system call).  They ship as source in the package and are compiled
 into ``~/.cache/synctcp/bin/`` (keyed by the source's hash, so an edited
-source is rebuilt) the first time a run needs it.
+source is rebuilt) the first time a run needs them.
 """
 
 from __future__ import annotations
@@ -14,7 +16,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
-SOURCE = Path(__file__).with_name("qsampler.c")
+HERE = Path(__file__).parent
+SOURCE = HERE / "qsampler.c"
+FLOWGEN_SOURCE = HERE / "flowgen.c"
+CFLAGS = ["-O2", "-Wall", "-Wextra"]
 
 
 class BuildError(RuntimeError):
@@ -26,21 +31,32 @@ def cache_dir() -> Path:
     return Path(base) / "synctcp" / "bin"
 
 
-def qsampler_path() -> str:
-    """Path of the compiled qsampler, compiling it if needed."""
-    src = SOURCE.read_bytes()
-    digest = hashlib.sha256(src).hexdigest()[:12]
-    out = cache_dir() / f"qsampler-{digest}"
+def build(source: Path) -> str:
+    """Path of the program compiled from ``source``, compiling it if needed."""
+    name = source.stem
+    src = source.read_bytes()
+    digest = hashlib.sha256(src + " ".join(CFLAGS).encode()).hexdigest()[:12]
+    out = cache_dir() / f"{name}-{digest}"
     if out.exists():
         return str(out)
     cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
     if cc is None:
-        raise BuildError("no C compiler to build qsampler (make setup installs build-essential)")
+        raise BuildError(f"no C compiler to build {name} (make setup installs build-essential)")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(f".tmp{os.getpid()}")
-    res = subprocess.run([cc, "-O2", "-Wall", "-o", str(tmp), str(SOURCE)],
+    res = subprocess.run([cc, *CFLAGS, "-o", str(tmp), str(source)],
                          capture_output=True, text=True)
     if res.returncode != 0:
-        raise BuildError(f"compiling {SOURCE} failed:\n{res.stderr.strip()}")
+        raise BuildError(f"compiling {source} failed:\n{res.stderr.strip()}")
     tmp.replace(out)
     return str(out)
+
+
+def qsampler_path() -> str:
+    """Path of the compiled qsampler, compiling it if needed."""
+    return build(SOURCE)
+
+
+def flowgen_path() -> str:
+    """Path of the compiled flowgen, compiling it if needed."""
+    return build(FLOWGEN_SOURCE)

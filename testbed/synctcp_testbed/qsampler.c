@@ -12,13 +12,23 @@
  * t is CLOCK_MONOTONIC in seconds; the counters are the qdisc's cumulative
  * ones (gnet_stats) and its ECN marks from the kind's xstats (red, pie,
  * fq_codel; 0 for kinds that cannot mark).  Samples are taken on an
- * absolute schedule (no drift); a late sample is taken at once, not twice.
+ * absolute schedule (no drift) from one timerfd; a late sample is taken at
+ * once, not twice.
  *
- *   qsampler [-n NETNS] -i DEV -p PARENT -o FILE [-r HZ] [-d MAX_SECONDS]
+ *   qsampler [-n NETNS] -i DEV -p PARENT -o FILE [[-n NETNS] -i DEV -p PARENT -o FILE]...
+ *            [-r HZ] [-d MAX_SECONDS]
+ *
+ * Each -o closes one target (the -n, -i, -p before it): one process
+ * samples up to MAX_TARGETS qdiscs, in as many namespaces, on one clock
+ * (one netlink socket per target, created in its namespace).  Under
+ * User-Mode Linux every process wake-up and system call costs wall time,
+ * so a sample is one timerfd read, one clock read, and one send and
+ * (usually) one receive per target; rows are written through a 64 KiB
+ * buffer.
  *
  * PARENT is tc's "major:minor" in hex, or "root".  It prints "ready" once
- * the first sample succeeded and stops on SIGINT/SIGTERM or after
- * MAX_SECONDS.  Exit status: 0 ok, 1 runtime error, 2 usage error.
+ * the first sample of every target succeeded and stops on SIGINT/SIGTERM
+ * or after MAX_SECONDS.  Exit status: 0 ok, 1 runtime error, 2 usage error.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,10 +45,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
 #define RECV_BUF (64 * 1024)
+#define OUT_BUF (64 * 1024)
+#define MAX_TARGETS 16
+
+struct target {
+	const char *ns, *dev, *out, *parent_s;
+	uint32_t parent;
+	int fd, ifindex, dump;
+	FILE *fp;
+	char *buf;
+};
 
 struct sample {
 	uint32_t qlen, backlog, drops, packets, marks;
@@ -192,6 +213,53 @@ static int sample_once(int fd, int ifindex, uint32_t parent, uint32_t seq, struc
 	return s->found ? 0 : -1;
 }
 
+/*
+ * The one qdisc whose parent is PARENT, by RTM_GETQDISC without NLM_F_DUMP:
+ * the kernel answers with that qdisc alone (NLM_F_ECHO: to us), one
+ * receive instead of a dump of the device's qdiscs and its NLMSG_DONE.
+ * 0: sampled; -1: a failure; -2: this kernel does not answer so (the
+ * caller dumps instead).
+ */
+static int sample_get(int fd, int ifindex, uint32_t parent, uint32_t seq, struct sample *s)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct tcmsg tcm;
+	} req = {
+		.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct tcmsg)),
+		.nh.nlmsg_type = RTM_GETQDISC,
+		.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ECHO,
+		.nh.nlmsg_seq = seq,
+		.tcm.tcm_family = AF_UNSPEC,
+		.tcm.tcm_ifindex = ifindex,
+		.tcm.tcm_parent = parent,
+	};
+	static char buf[RECV_BUF];
+	struct nlmsghdr *h;
+	ssize_t n;
+
+	memset(s, 0, sizeof(*s));
+	if (send(fd, &req, req.nh.nlmsg_len, 0) < 0)
+		return -1;
+	for (int tries = 0; tries < 16; tries++) {
+		n = recv(fd, buf, sizeof(buf), 0);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_seq != seq)
+				continue;	/* a late answer to an earlier request */
+			if (h->nlmsg_type == RTM_NEWQDISC)
+				parse_qdisc(h, ifindex, parent, s);
+			/* the answer, or an error: either way the last message */
+			return s->found ? 0 : -2;
+		}
+	}
+	return -2;
+}
+
 static int enter_netns(const char *name)
 {
 	char path[256];
@@ -209,97 +277,151 @@ static int enter_netns(const char *name)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: qsampler [-n NETNS] -i DEV -p PARENT -o FILE [-r HZ] [-d MAX_SECONDS]\n");
+		"usage: qsampler [-n NETNS] -i DEV -p PARENT -o FILE [[-n NETNS] -i DEV -p PARENT "
+		"-o FILE]... [-r HZ] [-d MAX_SECONDS]\n");
 	exit(2);
+}
+
+static int open_target(struct target *tg, int self_ns)
+{
+	if (tg->ns && enter_netns(tg->ns)) {
+		fprintf(stderr, "qsampler: cannot enter netns %s: %s\n", tg->ns, strerror(errno));
+		return -1;
+	}
+	tg->ifindex = if_nametoindex(tg->dev);
+	if (!tg->ifindex) {
+		fprintf(stderr, "qsampler: no device %s%s%s\n", tg->dev, tg->ns ? " in " : "",
+			tg->ns ? tg->ns : "");
+		return -1;
+	}
+	tg->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (tg->fd < 0) {
+		perror("qsampler: netlink socket");
+		return -1;
+	}
+	if (self_ns >= 0 && setns(self_ns, CLONE_NEWNET)) {
+		perror("qsampler: back to the own netns");
+		return -1;
+	}
+	tg->fp = fopen(tg->out, "w");
+	tg->buf = malloc(OUT_BUF);
+	if (!tg->fp || !tg->buf) {
+		fprintf(stderr, "qsampler: cannot write %s: %s\n", tg->out, strerror(errno));
+		return -1;
+	}
+	setvbuf(tg->fp, tg->buf, _IOFBF, OUT_BUF);
+	fprintf(tg->fp, "t,qlen_pkts,backlog_bytes,drops,sent_pkts,sent_bytes,marks\n");
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	const char *ns = NULL, *dev = NULL, *out = NULL, *parent_s = NULL;
+	struct target tgs[MAX_TARGETS], cur = { 0 };
 	double hz = 100, max_s = 3600, t0, t;
-	struct timespec next;
+	struct itimerspec its = { 0 };
+	struct timespec start;
 	struct sample s;
-	uint32_t parent, seq = 1;
+	uint32_t seq = 1;
+	uint64_t ticks;
 	long period_ns;
-	int opt, fd, ifindex, ready = 0;
-	FILE *fp;
+	int opt, i, n = 0, ready = 0, tfd, self_ns, err = 0;
 
 	while ((opt = getopt(argc, argv, "n:i:p:o:r:d:")) != -1) {
 		switch (opt) {
-		case 'n': ns = optarg; break;
-		case 'i': dev = optarg; break;
-		case 'p': parent_s = optarg; break;
-		case 'o': out = optarg; break;
+		case 'n': cur.ns = optarg; break;
+		case 'i': cur.dev = optarg; break;
+		case 'p': cur.parent_s = optarg; break;
+		case 'o':
+			cur.out = optarg;
+			if (!cur.dev || !cur.parent_s || n == MAX_TARGETS)
+				usage();
+			tgs[n++] = cur;
+			memset(&cur, 0, sizeof(cur));
+			break;
 		case 'r': hz = atof(optarg); break;
 		case 'd': max_s = atof(optarg); break;
 		default: usage();
 		}
 	}
-	if (!dev || !out || !parent_s || optind != argc)
+	if (!n || cur.ns || cur.dev || cur.parent_s || optind != argc)
 		usage();
-	if (parse_parent(parent_s, &parent)) {
-		fprintf(stderr, "qsampler: bad parent %s (want MAJOR:MINOR in hex, or root)\n",
-			parent_s);
-		return 2;
+	for (i = 0; i < n; i++) {
+		if (parse_parent(tgs[i].parent_s, &tgs[i].parent)) {
+			fprintf(stderr, "qsampler: bad parent %s (want MAJOR:MINOR in hex, or root)\n",
+				tgs[i].parent_s);
+			return 2;
+		}
 	}
 	if (!(hz >= 1 && hz <= 10000) || !(max_s > 0 && max_s <= 86400)) {
 		fprintf(stderr, "qsampler: -r must be 1..10000 Hz and -d 0..86400 s\n");
 		return 2;
 	}
-	if (ns && enter_netns(ns)) {
-		fprintf(stderr, "qsampler: cannot enter netns %s: %s\n", ns, strerror(errno));
-		return 1;
-	}
-	ifindex = if_nametoindex(dev);
-	if (!ifindex) {
-		fprintf(stderr, "qsampler: no device %s\n", dev);
-		return 1;
-	}
-	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	if (fd < 0) {
-		perror("qsampler: netlink socket");
-		return 1;
-	}
-	fp = fopen(out, "w");
-	if (!fp) {
-		fprintf(stderr, "qsampler: cannot write %s: %s\n", out, strerror(errno));
+	self_ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	for (i = 0; i < n; i++)
+		if (open_target(&tgs[i], self_ns))
+			return 1;
+	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	if (tfd < 0) {
+		perror("qsampler: timerfd");
 		return 1;
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	fprintf(fp, "t,qlen_pkts,backlog_bytes,drops,sent_pkts,sent_bytes,marks\n");
 	period_ns = (long)(1e9 / hz);
-	clock_gettime(CLOCK_MONOTONIC, &next);
-	t0 = now_s();
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	its.it_value = start;
+	its.it_interval.tv_sec = period_ns / 1000000000L;
+	its.it_interval.tv_nsec = period_ns % 1000000000L;
+	/* the first expiry is at once: absolute start time */
+	if (timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL)) {
+		perror("qsampler: timerfd_settime");
+		return 1;
+	}
+	t0 = start.tv_sec + start.tv_nsec / 1e9;
 	while (!stop) {
+		/* blocks until the next tick; several missed ticks are one sample */
+		if (read(tfd, &ticks, sizeof(ticks)) < 0) {
+			if (errno == EINTR)
+				continue;
+			perror("qsampler: timerfd read");
+			err = 1;
+			break;
+		}
 		t = now_s();
 		if (t - t0 > max_s)
 			break;
-		if (sample_once(fd, ifindex, parent, seq++, &s)) {
-			fprintf(stderr, "qsampler: no qdisc with parent %s on %s\n", parent_s, dev);
-			fclose(fp);
-			return 1;
+		for (i = 0; i < n; i++) {
+			struct target *tg = &tgs[i];
+
+			int r = -2;
+
+			if (!tg->dump) {
+				r = sample_get(tg->fd, tg->ifindex, tg->parent, seq++, &s);
+				if (r == -2)
+					tg->dump = 1;	/* from now on: dump */
+			}
+			if (r && sample_once(tg->fd, tg->ifindex, tg->parent, seq++, &s)) {
+				fprintf(stderr, "qsampler: no qdisc with parent %s on %s\n",
+					tg->parent_s, tg->dev);
+				stop = 1;
+				err = 1;
+				break;
+			}
+			fprintf(tg->fp, "%.6f,%u,%u,%u,%u,%llu,%u\n", t, s.qlen, s.backlog, s.drops,
+				s.packets, (unsigned long long)s.bytes, s.marks);
 		}
-		fprintf(fp, "%.6f,%u,%u,%u,%u,%llu,%u\n", t, s.qlen, s.backlog, s.drops,
-			s.packets, (unsigned long long)s.bytes, s.marks);
-		if (!ready) {
+		if (!ready && !err) {
 			printf("ready\n");
 			fflush(stdout);
 			ready = 1;
 		}
-		next.tv_nsec += period_ns;
-		while (next.tv_nsec >= 1000000000L) {
-			next.tv_nsec -= 1000000000L;
-			next.tv_sec++;
+	}
+	for (i = 0; i < n; i++) {
+		if (fclose(tgs[i].fp)) {
+			perror("qsampler: write");
+			err = 1;
 		}
-		if (now_s() > next.tv_sec + next.tv_nsec / 1e9)
-			clock_gettime(CLOCK_MONOTONIC, &next);	/* late: do not burst */
-		else
-			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		free(tgs[i].buf);
 	}
-	if (fclose(fp)) {
-		perror("qsampler: write");
-		return 1;
-	}
-	return 0;
+	return err;
 }

@@ -5,11 +5,12 @@ For each case the runner
 1. builds the scenario's topology with the case's queue discipline, the
    case's algorithm as every sender's default (``tcp_congestion_control``
    is per network namespace), ECN on where the queue marks;
-2. starts the queue samplers (C, ``qsampler``, 100 Hz) on the measured
-   links and one inet_diag sampler over all sending namespaces;
-3. starts every server, waits until all listen, then starts every
+2. starts the queue sampler (C, ``qsampler``, 100 Hz, one process) on the
+   measured links and one inet_diag sampler over all sending namespaces;
+3. starts the HTTP servers, waits until all listen, then starts every
    client at once from one shell script (``traffic.sh`` in the case
-   directory: the exact commands, replayable by hand);
+   directory: the exact commands, replayable by hand): every bulk and CBR
+   flow, both ends, is one ``flowgen`` process (C, one epoll loop);
 4. stops the samplers, computes the metrics over ``[warmup, duration]``
    and tears the topology down (also on errors and Ctrl-C).
 
@@ -38,8 +39,11 @@ from synctcp import modctl
 
 from . import __version__, backends
 from .backends import build_topology  # noqa: F401 (runner.build_topology, as before)
+from .flowgen import (FlowgenError, FlowgenResult, FlowResult, FlowSpec, config_text,
+                      limit_for, load_result, window_bytes)
+from .flowgen import command as fg_command
 from .metrics import QueueStats, queue_stats, read_samples
-from .native import qsampler_path
+from .native import flowgen_path, qsampler_path
 from .scenario import Case, Scenario
 from .topology import Topology, TopologyError, in_netns
 
@@ -206,12 +210,9 @@ def _q(args: Sequence[Any]) -> str:
 
 
 def servers_script(plan: Plan, topo: Topology, case_dir: Path, duration: float) -> str:
+    """The HTTP servers (bulk and CBR receivers are flowgen's, in ``traffic.sh``)."""
     py = os.environ.get("SYNCTCP_PYTHON", sys.executable)
     lines = []
-    for f in plan.flows:
-        out = case_dir / f"srv-{f.id}.json"
-        lines.append(f"ip netns exec {topo.ns(f.dst)} {_q(['iperf3', '-s', '-1', '-J', '-i', '1', '-p', f.port])}"
-                     f" > {shlex.quote(str(out))} 2>&1 &")
     for h in plan.http:
         cc = plan.http_cc
         lines.append(f"ip netns exec {topo.ns(h.server)} "
@@ -225,17 +226,53 @@ def servers_script(plan: Plan, topo: Topology, case_dir: Path, duration: float) 
 #: is still active at its end even though their starts spread by seconds
 TAIL_S = 10.0
 
+#: flowgen's files in the case directory
+FLOWGEN_CONF, FLOWGEN_OUT, FLOWGEN_LOG, FLOWGEN_STATUS = (
+    "flowgen.conf", "flowgen.json", "flowgen.log", "flowgen.status")
+
+
+def flow_seconds(f: Flow, duration: float) -> int:
+    """How long flow ``f`` sends: past the measured interval by TAIL_S."""
+    return max(1, int(round(duration - f.start_s + TAIL_S)))
+
+
+def flowgen_specs(plan: Plan, topo: Topology, duration: float) -> List[FlowSpec]:
+    """The bulk and CBR flows of ``plan`` as flowgen config lines."""
+    specs = []
+    for f in plan.flows:
+        cbr = f.kind == "cbr"
+        specs.append(FlowSpec(
+            id=f.id, kind=f.kind, src_ns=topo.ns(f.src), dst_ns=topo.ns(f.dst),
+            src_addr=f.src_addr, dst_addr=f.dst_addr, port=f.port, cport=f.cport,
+            cc="-" if cbr else f.cc, start_s=f.start_s, seconds=flow_seconds(f, duration),
+            rate_bps=plan.cbr_kbit * 1000 if cbr else 0.0,
+            pkt_bytes=plan.cbr_bytes if cbr else 0))
+    return specs
+
+
+def flowgen_config(plan: Plan, topo: Topology, duration: float) -> str:
+    """The text of ``flowgen.conf``: every bulk and CBR flow of the case."""
+    try:
+        return config_text(flowgen_specs(plan, topo, duration))
+    except FlowgenError as exc:
+        raise RunError(f"flows of the case: {exc}") from None
+
 
 def clients_script(plan: Plan, topo: Topology, case_dir: Path, duration: float, seed: int,
-                   rate_mbit: float, barrier_dir: Optional[Path] = None) -> str:
+                   rate_mbit: float, barrier_dir: Optional[Path] = None,
+                   flowgen_bin: str = "flowgen") -> str:
     """Every client, held at a start barrier.
 
-    Each client announces itself in ``.launched`` and blocks opening the
-    FIFO ``.go``; the runner releases them all at once (open + close of the
-    FIFO), so that process start-up (seconds for 40 clients under
-    emulation) does not spread the flows' starts.  The FIFO lives in
-    ``barrier_dir`` (default ``case_dir``): 9p, the VM's view of the host
-    filesystem, has no FIFOs.
+    All bulk and CBR flows, both ends, are one ``flowgen`` process
+    (``flowgen.conf`` in the case directory, written by the runner): it
+    creates every receiver and sender socket, appends a line to
+    ``.launched`` and waits on the FIFO ``.go``, then starts each flow at
+    its offset.  Each HTTP client announces itself in ``.launched`` and
+    blocks opening ``.go``.  The runner releases them all at once (open +
+    close of the FIFO), so that process start-up (seconds under emulation)
+    does not spread the flows' starts.  The FIFO lives in ``barrier_dir``
+    (default ``case_dir``): 9p, the VM's view of the host filesystem, has
+    no FIFOs.
     """
     py = os.environ.get("SYNCTCP_PYTHON", sys.executable)
     bdir = barrier_dir or case_dir
@@ -250,15 +287,17 @@ def clients_script(plan: Plan, topo: Topology, case_dir: Path, duration: float, 
         inner = f"echo >> {launched}; read _ < {go}; {sleep}exec {_q(argv)} {dest}"
         return f"ip netns exec {ns} sh -c {shlex.quote(inner)} &"
 
-    for f in plan.flows:
-        secs = max(1, int(round(duration - f.start_s + TAIL_S)))
-        if f.kind == "cbr":
-            args = ["iperf3", "-c", f.dst_addr, "-p", f.port, "-u", "-b", f"{plan.cbr_kbit:g}k",
-                    "-l", plan.cbr_bytes, "-t", secs, "-J", "--cport", f.cport]
-        else:
-            args = ["iperf3", "-c", f.dst_addr, "-p", f.port, "-C", f.cc, "-t", secs, "-J",
-                    "--cport", f.cport]
-        lines.append(held(topo.ns(f.src), args, case_dir / f"cli-{f.id}.json", None, f.start_s))
+    if plan.flows:
+        specs = flowgen_specs(plan, topo, duration)
+        argv = fg_command(flowgen_bin, case_dir / FLOWGEN_CONF, case_dir / FLOWGEN_OUT,
+                          limit_s=limit_for(specs), ready_file=bdir / ".launched",
+                          go_file=bdir / ".go")
+        by_hand = fg_command(flowgen_bin, case_dir / FLOWGEN_CONF, case_dir / FLOWGEN_OUT,
+                             limit_s=limit_for(specs))
+        lines.append(f"# by hand, without the barrier (go is a line on stdin): "
+                     f"echo go | {_q(by_hand)}")
+        lines.append(f"{{ {_q(argv)} > /dev/null 2> {shlex.quote(str(case_dir / FLOWGEN_LOG))}; "
+                     f"echo $? > {shlex.quote(str(case_dir / FLOWGEN_STATUS))}; }} &")
     for i, h in enumerate(plan.http):
         args = [py, "-m", "synctcp_testbed.http", "client", "--server", f"{h.server_addr}:{HTTP_PORT}",
                 "--load-pct", f"{h.load_pct:g}", "--capacity-mbit", f"{rate_mbit:g}",
@@ -271,7 +310,8 @@ def clients_script(plan: Plan, topo: Topology, case_dir: Path, duration: float, 
 
 
 def client_count(plan: Plan) -> int:
-    return len(plan.flows) + len(plan.http)
+    """Processes that announce themselves at the start barrier: flowgen, HTTP clients."""
+    return (1 if plan.flows else 0) + len(plan.http)
 
 
 # ---------------------------------------------------------------------------
@@ -395,9 +435,13 @@ class CaseRun:
         dur = sc.duration_s
         qs = qsampler_path()
         lines = []
+        # one qsampler for every measured link: one wake-up per sample for all
+        targets: List[Any] = []
         for label, ns, dev, parent in self._measured(topo):
-            lines.append(f"{_q([qs, '-n', ns, '-i', dev, '-p', parent, '-r', self.queue_hz, '-d', dur + 600, '-o', self.dir / f'queue-{label}.csv'])}"
-                         f" > {shlex.quote(str(self.dir / f'.ready-q-{label}'))} &")
+            targets += ['-n', ns, '-i', dev, '-p', parent, '-o', self.dir / f'queue-{label}.csv']
+        if targets:
+            lines.append(f"{_q([qs, *targets, '-r', self.queue_hz, '-d', dur + 600])}"
+                         f" > {shlex.quote(str(self.dir / '.ready-q'))} &")
         senders = sorted({f.src for f in plan.flows if f.kind == "bulk"} | {h.server for h in plan.http})
         assert self.diag.stdin is not None
         self.diag.stdin.write(" ".join(f"{topo.ns(n)}:*:{self.dir / f'tcp-{n}.jsonl'}"
@@ -406,18 +450,26 @@ class CaseRun:
         if self.capture and plan.flows:
             lines.append(self._capture_cmd(topo, plan.flows[0]))
         self._spawn("\n".join(lines + ["wait"]) + "\n", "samplers.sh")
-        servers = self._spawn(servers_script(plan, topo, self.dir, dur), "servers.sh")
+        if plan.http:
+            self._spawn(servers_script(plan, topo, self.dir, dur), "servers.sh")
         if self.capture and plan.flows:
             self._snapshot(topo, plan.flows[0].src, dur)
-        self._wait_ready([self.dir / f".ready-q-{p[0]}" for p in self._measured(topo)]
+        self._wait_ready(([self.dir / ".ready-q"] if targets else [])
                          + ([self.dir / ".ready-diag"] if senders else []))
         self._wait_listening(topo, plan)
         self.log(f"{self.case.id}: {len(plan.flows)} flows"
                  f"{f', HTTP on {len(plan.http)} pairs' if plan.http else ''}, {dur:g} s")
+        fg_bin = "flowgen"
+        if plan.flows:
+            fg_bin = flowgen_path()
+            (self.dir / FLOWGEN_CONF).write_text(flowgen_config(plan, topo, dur))
+            for name in (FLOWGEN_OUT, FLOWGEN_STATUS):
+                (self.dir / name).unlink(missing_ok=True)
         self.barrier = Path(tempfile.mkdtemp(prefix="synctcp-barrier-"))
         os.mkfifo(self.barrier / ".go")
         clients = self._spawn(clients_script(plan, topo, self.dir, dur, sc.seed,
-                                             sc.topology.rate_mbit, self.barrier), "traffic.sh")
+                                             sc.topology.rate_mbit, self.barrier, fg_bin),
+                              "traffic.sh")
         try:
             t0 = self._release(clients, client_count(plan))
         finally:
@@ -426,14 +478,18 @@ class CaseRun:
             clients.wait(timeout=dur + 180)
         except subprocess.TimeoutExpired:
             raise RunError(f"{self.case.id}: traffic did not finish within {dur + 180:g} s")
-        if not plan.http:
-            # one-off iperf3 servers exit by themselves once they wrote their
-            # report (seconds after their client on long-RTT paths)
-            try:
-                servers.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                pass
+        if plan.flows:
+            self._flowgen_failed("flowgen", accept=(0, 1))
         return t0
+
+    def _flowgen_failed(self, what: str, accept: Tuple[int, ...] = (0,)) -> None:
+        """RunError with flowgen's message if it exited with a status not in ``accept``."""
+        status = _read(self.dir / FLOWGEN_STATUS)
+        if status is None or not status.isdigit() or int(status) in accept:
+            return
+        log = (_read(self.dir / FLOWGEN_LOG) or "").splitlines()
+        raise RunError(f"{self.case.id}: {what} exited with status {status}: "
+                       f"{log[-1] if log else 'no message'}")
 
     def _release(self, clients: subprocess.Popen, n: int, timeout: float = 300) -> float:
         """Wait until all ``n`` clients wait at the barrier, release them; the start time."""
@@ -443,6 +499,7 @@ class CaseRun:
             have = launched.read_text().count("\n") if launched.exists() else 0
             if have >= n:
                 break
+            self._flowgen_failed("flowgen")
             if clients.poll() is not None:
                 raise RunError(f"{self.case.id}: the clients' script ended before they started")
             time.sleep(0.1)
@@ -492,9 +549,8 @@ class CaseRun:
             raise RunError(f"samplers not ready after {timeout:g} s: {[f.name for f in pending]}")
 
     def _wait_listening(self, topo: Topology, plan: Plan, timeout: float = 300) -> None:
+        # flowgen creates the flows' receivers itself before it reports ready
         want: Dict[str, set] = {}
-        for f in plan.flows:
-            want.setdefault(f.dst, set()).add((f.port, f.kind))
         for h in plan.http:
             want.setdefault(h.server, set()).add((HTTP_PORT, "bulk"))
         deadline = time.monotonic() + timeout
@@ -507,42 +563,55 @@ class CaseRun:
         raise RunError(f"servers not listening after {timeout:g} s: {missing[:5]}")
 
     # -- results ----------------------------------------------------------------
-    def _window(self, plan: Plan, t0: float) -> Tuple[float, float, Dict[str, float]]:
+    def _flowgen(self, plan: Plan) -> Optional[FlowgenResult]:
+        """flowgen's result (None for a case without bulk or CBR flows)."""
+        if not plan.flows:
+            return None
+        try:
+            return load_result(self.dir / FLOWGEN_OUT)
+        except FlowgenError as exc:
+            log = (_read(self.dir / FLOWGEN_LOG) or "").splitlines()
+            raise RunError(f"{self.case.id}: {exc}"
+                           f"{f' ({log[-1]})' if log else ''}") from None
+
+    def _window(self, plan: Plan, t0: float,
+                fg: Optional[FlowgenResult] = None) -> Tuple[float, float, float]:
         """The measured interval, from when the flows really started.
 
-        Clients start seconds after their release under emulation (process
-        start-up), so the interval begins ``warmup`` after the last flow
-        started (iperf3's start timestamp, 1 s resolution, rounded up) and
-        lasts ``duration - warmup``, cut short before the first flow ends.
-        Returns (t_start, t_end, start of each flow), CLOCK_MONOTONIC.
+        The interval begins ``warmup`` after the last flow started (rounded
+        up to flowgen's interval grid, so that whole receiver intervals
+        fill it) and lasts ``duration - warmup``, cut short at the grid
+        point before the first flow stopped sending.  Returns (t_start,
+        t_end, go), CLOCK_MONOTONIC; go is flowgen's time 0 (the release
+        time ``t0`` without flowgen).
         """
         sc = self.case.scenario
-        starts: Dict[str, float] = {}
-        ends = []
-        for f in plan.flows:
-            cli = _load_json(self.dir / f"cli-{f.id}.json") or {}
-            wall = cli.get("start", {}).get("timestamp", {}).get("timesecs")
-            secs = cli.get("start", {}).get("test_start", {}).get("duration")
-            if isinstance(wall, (int, float)):
-                starts[f.id] = t0 + (wall - self.wall0)
-                if isinstance(secs, (int, float)):
-                    ends.append(starts[f.id] + secs)
-        t_last = max(starts.values(), default=t0 - 1.0) + 1.0
-        t_start = max(t0, t_last) + sc.warmup_s
-        t_end = t_start + (sc.duration_s - sc.warmup_s)
-        if ends:
-            t_end = min(t_end, min(ends) - 0.5)
+        if fg is None:
+            t_start = t0 + sc.warmup_s
+            return t_start, t_start + (sc.duration_s - sc.warmup_s), t0
+        go, step = fg.go_monotonic, fg.interval_s
+        started = [f.started for f in fg.flows.values() if f.started is not None]
+        stopped = [f.stopped for f in fg.flows.values() if f.stopped is not None]
+        if not started:
+            raise RunError(f"{self.case.id}: flowgen started no flow"
+                           f"{f' ({fg.stopped})' if fg.stopped else ''}")
+        rel_start = math.ceil((max(started) + sc.warmup_s) / step - 1e-9) * step
+        rel_end = rel_start + math.floor((sc.duration_s - sc.warmup_s) / step + 1e-9) * step
+        if stopped:
+            rel_end = min(rel_end, math.floor(min(stopped) / step + 1e-9) * step)
+        t_start, t_end = go + rel_start, go + rel_end
         if t_end - t_start < 0.5 * (sc.duration_s - sc.warmup_s):
-            self.log(f"{self.case.id}: [yellow]flows started {t_last - t0:.0f} s after their "
+            self.log(f"{self.case.id}: [yellow]flows started {max(started):.0f} s after their "
                      f"release: measured only {t_end - t_start:.1f} s[/yellow]")
         if t_end <= t_start:
             raise RunError(f"{self.case.id}: no measured interval left (flows started "
-                           f"{t_last - t0:.0f} s late; raise duration_s)")
-        return t_start, t_end, starts
+                           f"{max(started):.0f} s late; raise duration_s)")
+        return t_start, t_end, go
 
     def _collect(self, topo: Topology, plan: Plan, t0: float) -> Dict[str, Any]:
         sc = self.case.scenario
-        t_start, t_end, starts = self._window(plan, t0)
+        fg = self._flowgen(plan)
+        t_start, t_end, go = self._window(plan, t0, fg)
         bottlenecks = []
         rate = sc.topology.rate_mbit
         for label, _, _, _ in self._measured(topo):
@@ -556,8 +625,13 @@ class CaseRun:
             offered = q.sent_pkts + q.drops
             bottlenecks.append({"link": label, "rate_mbit": rate, **asdict(q), "marks": marks,
                                 "mark_pct": 100.0 * marks / offered if offered else 0.0})
-        flows = [self._flow_result(f, t_start - starts.get(f.id, t0 + f.start_s),
-                                   t_end - starts.get(f.id, t0 + f.start_s)) for f in plan.flows]
+        flows = []
+        if fg is not None:
+            for f in plan.flows:
+                res = fg.flows.get(f.id)
+                if res is None:
+                    raise RunError(f"{self.case.id}: flowgen reported nothing of flow {f.id}")
+                flows.append(flow_result(self.case.id, f, res, t_start - go, t_end - go))
         (self.dir / "flows.json").write_text(json.dumps(flows, indent=1))
         http = self._http_result(plan, t_start, t_end)
         fwd = [f for f in flows if f["group"] in ("fwd", "minority")]
@@ -572,33 +646,6 @@ class CaseRun:
             "http": http,
             "platform_ceiling_mbit": None,
         }
-
-    def _flow_result(self, f: Flow, start: float, end: float) -> Dict[str, Any]:
-        """A flow's figures over [start, end] s of its own time (0 = its start)."""
-        srv = _load_json(self.dir / f"srv-{f.id}.json")
-        cli = _load_json(self.dir / f"cli-{f.id}.json")
-        for rep, who in ((cli, "client"), (srv, "server")):
-            if rep is None or "error" in rep:
-                msg = rep.get("error") if rep else "no output"
-                raise RunError(f"{self.case.id}: iperf3 {who} of flow {f.id} "
-                               f"({f.src}->{f.dst}): {msg}")
-        used = cli.get("end", {}).get("sender_tcp_congestion")
-        if f.kind == "bulk" and used and used != f.cc:
-            raise RunError(f"{self.case.id}: flow {f.id} ran {used}, not {f.cc}")
-        # receiver-side bytes of the 1 s intervals inside the measured interval
-        ivals = [iv["sum"] for iv in srv.get("intervals", [])]
-        kept = [iv for iv in ivals if iv["start"] >= start - 1e-6 and iv["end"] <= end + 0.5]
-        nbytes = sum(iv["bytes"] for iv in kept)
-        secs = sum(iv["end"] - iv["start"] for iv in kept)
-        streams = cli.get("end", {}).get("streams", [{}])
-        retrans = int(streams[0].get("sender", {}).get("retransmits", 0)) if streams else 0
-        lost = None
-        if f.kind == "cbr":
-            udp = srv.get("end", {}).get("sum", {})
-            lost = udp.get("lost_percent")
-        return {**asdict(f), "sport": f.cport, "dport": f.port, "bytes": nbytes,
-                "goodput_mbit": nbytes * 8 / secs / 1e6 if secs > 0 else 0.0,
-                "retransmits": retrans, "udp_lost_pct": lost}
 
     def _http_result(self, plan: Plan, t_start: float, t_end: float) -> Optional[Dict[str, Any]]:
         """HTTP metrics of the responses that started in the measured interval."""
@@ -639,6 +686,26 @@ def _set_default_cc(ns: str, cc: str) -> None:
                        f"{exc.strerror or exc}") from exc
     if got != cc:
         raise RunError(f"{ns}: the default congestion control is {got}, not {cc}")
+
+
+def flow_result(case_id: str, f: Flow, res: FlowResult, start: float,
+                end: float) -> Dict[str, Any]:
+    """Flow ``f``'s record of flows.json from flowgen's ``res``.
+
+    Goodput: the receiver's bytes of the intervals wholly inside [start,
+    end] (seconds from flowgen's go) over their length.  A flow that
+    failed, or that ran another algorithm than ``f.cc``, is a RunError.
+    """
+    if res.error:
+        raise RunError(f"{case_id}: flow {f.id} ({f.src}->{f.dst}): {res.error}")
+    if f.kind == "bulk" and res.cc != f.cc:
+        raise RunError(f"{case_id}: flow {f.id} ran {res.cc or 'an unknown algorithm'}, "
+                       f"not {f.cc}")
+    nbytes, secs = window_bytes(res.intervals, start, end)
+    return {**asdict(f), "sport": f.cport, "dport": f.port, "bytes": nbytes,
+            "goodput_mbit": nbytes * 8 / secs / 1e6 if secs > 0 else 0.0,
+            "retransmits": int(res.retransmits or 0),
+            "udp_lost_pct": res.lost_pct if f.kind == "cbr" else None}
 
 
 def _is_core(label: str) -> bool:

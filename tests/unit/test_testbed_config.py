@@ -596,6 +596,8 @@ def parse_script(script: str) -> List[Dict[str, Any]]:
     assert lines[-1] == "wait", "the script waits for its commands"
     out = []
     for ln in lines[:-1]:
+        if ln.startswith("#"):
+            continue
         assert ln.endswith(" &"), ln
         w = shlex.split(ln)
         rec: Dict[str, Any] = {"sleep": 0.0}
@@ -623,43 +625,78 @@ def parse_script(script: str) -> List[Dict[str, Any]]:
     return out
 
 
+def flowgen_line(script: str) -> Dict[str, Any]:
+    """The flowgen command of a clients script: ``{ ARGV > /dev/null 2> LOG; echo $? > STATUS; } &``."""
+    lines = [ln for ln in script.splitlines() if ln.startswith("{ ")]
+    assert len(lines) == 1, script
+    w = shlex.split(lines[0])
+    assert w[0] == "{" and w[-2:] == ["}", "&"], lines[0]
+    cut = w.index(">")
+    assert w[cut + 1] == "/dev/null" and w[cut + 2] == "2>", lines[0]
+    assert w[cut + 4:cut + 7] == ["echo", "$?", ">"], lines[0]
+    return {"argv": w[1:cut], "stderr": w[cut + 3].rstrip(";"),
+            "status": w[cut + 7].rstrip(";")}
+
+
 @pytest.mark.parametrize("name", ["weigle-ftp", "holl-geo", "reverse-path"])
-def test_servers_script_starts_one_iperf3_server_per_flow(name: str, tmp_path: Path) -> None:
+def test_servers_script_leaves_the_flows_receivers_to_flowgen(name: str, tmp_path: Path) -> None:
     case, topo, plan = planned(name, lambda c: c.point.get("bulk_rev", True))
-    cmds = parse_script(servers_script(plan, topo, tmp_path, case.scenario.duration_s))
-    assert len(cmds) == len(plan.flows) > 0
-    for f, c in zip(plan.flows, cmds):
-        assert c["ns"] == topo.ns(f.dst)
-        assert c["argv"] == ["iperf3", "-s", "-1", "-J", "-i", "1", "-p", str(f.port)]
-        assert c["stdout"] == str(tmp_path / f"srv-{f.id}.json")
-    # two servers of one namespace never share a port
-    seen = [(c["ns"], c["argv"][-1]) for c in cmds]
+    assert plan.flows and not plan.http
+    assert parse_script(servers_script(plan, topo, tmp_path, case.scenario.duration_s)) == []
+
+
+def config_lines(text: str) -> List[List[str]]:
+    return [ln.split() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+
+
+@pytest.mark.parametrize("name", ["weigle-ftp", "holl-geo", "martin-minority", "reverse-path"])
+def test_flowgen_config_has_one_line_per_flow(name: str) -> None:
+    case, topo, plan = planned(name)
+    dur = case.scenario.duration_s
+    lines = config_lines(runner.flowgen_config(plan, topo, dur))
+    assert len(lines) == len(plan.flows) > 0
+    for f, w in zip(plan.flows, lines):
+        assert w[:2] == ["flow", f.id] and w[2] == f.kind
+        assert w[3:7] == [topo.ns(f.src), topo.ns(f.dst), topo.addr(f.src), topo.addr(f.dst)]
+        assert (int(w[7]), int(w[8])) == (f.port, f.cport)
+        assert float(w[10]) == f.start_s
+        # every flow outlasts the measured interval by TAIL_S
+        assert float(w[11]) == max(1, round(dur - f.start_s + runner.TAIL_S))
+        if f.kind == "cbr":
+            assert w[9] == "-" and len(w) == 14
+            assert float(w[12]) == plan.cbr_kbit * 1000 and int(w[13]) == plan.cbr_bytes
+        else:
+            assert w[9] == f.cc and len(w) == 12
+    # a receiver's namespace never has two flows on one port
+    seen = [(w[4], w[7], w[2]) for w in lines]
     assert len(seen) == len(set(seen))
 
 
-@pytest.mark.parametrize("name", ["weigle-ftp", "holl-geo", "martin-minority"])
-def test_clients_script_starts_one_iperf3_client_per_flow(name: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["weigle-ftp", "holl-geo"])
+def test_clients_script_runs_every_flow_in_one_flowgen_at_the_barrier(name: str,
+                                                                      tmp_path: Path) -> None:
     case, topo, plan = planned(name)
     dur = case.scenario.duration_s
-    cmds = parse_script(clients_script(plan, topo, tmp_path, dur, 1, 10))
-    assert len(cmds) == len(plan.flows) > 0
-    for f, c in zip(plan.flows, cmds):
-        a = c["argv"]
-        assert c["ns"] == topo.ns(f.src)
-        assert a[0] == "iperf3"
-        assert arg(a, "-c") == f.dst_addr == topo.addr(f.dst)
-        assert arg(a, "-p") == str(f.port)
-        assert arg(a, "--cport") == str(f.cport)
-        # every bulk client outlasts the measured interval by TAIL_S
-        assert arg(a, "-t") == str(max(1, round(dur - f.start_s + runner.TAIL_S)))
-        assert c["sleep"] == f.start_s
-        assert c.get("barrier"), "clients wait at the start barrier"
-        assert c["stdout"] == str(tmp_path / f"cli-{f.id}.json")
-        if f.kind == "cbr":
-            assert "-u" in a and "-C" not in a
-            assert arg(a, "-b") == f"{plan.cbr_kbit:g}k" and arg(a, "-l") == str(plan.cbr_bytes)
-        else:
-            assert arg(a, "-C") == f.cc and "-u" not in a
+    bdir = tmp_path / "barrier"
+    script = runner.clients_script(plan, topo, tmp_path, dur, 1, 10, bdir, "/x/flowgen-1")
+    fg = flowgen_line(script)
+    a = fg["argv"]
+    assert a[0] == "/x/flowgen-1"
+    assert arg(a, "-c") == str(tmp_path / runner.FLOWGEN_CONF)
+    assert arg(a, "-o") == str(tmp_path / runner.FLOWGEN_OUT)
+    assert arg(a, "--ready-file") == str(bdir / ".launched")
+    assert arg(a, "--go-file") == str(bdir / ".go")
+    last_end = max(f.start_s + max(1, round(dur - f.start_s + runner.TAIL_S)) for f in plan.flows)
+    # bounded: a hard limit past the last flow's end, within the runner's wait
+    assert last_end < float(arg(a, "-l")) < dur + 180
+    assert fg["stderr"] == str(tmp_path / runner.FLOWGEN_LOG)
+    assert fg["status"] == str(tmp_path / runner.FLOWGEN_STATUS)
+    assert "iperf3" not in script
+    # the replayable command, without the barrier
+    (hand,) = [ln for ln in script.splitlines() if ln.startswith("#")]
+    words = shlex.split(hand.split("echo go | ", 1)[1])
+    assert words == a[:a.index("--ready-file")]
+    assert runner.client_count(plan) == 1
 
 
 def test_http_scripts_start_a_server_and_a_client_per_pair(tmp_path: Path) -> None:
