@@ -256,7 +256,8 @@ def main(argv: Optional[Sequence[str]] = None, backend: str = "netns",
             check_jobs(choose(args.platform), args.jobs)
         except PlatformError as exc:
             bad = str(exc)
-        args.run_opts = {**args.run_opts, "platform": args.platform, "jobs": args.jobs}
+        args.run_opts = {**args.run_opts, **{k: v for k, v in (("platform", args.platform),
+                                                                ("jobs", args.jobs)) if v}}
     if bad is not None:
         print(f"{name}: {bad}", file=sys.stderr)
         return 2

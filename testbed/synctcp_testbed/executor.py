@@ -26,13 +26,32 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .platforms import REPO, Platform, PlatformError, uml_series
-from .scenario import Case
+from .scenario import Case, ScenarioError, from_dict
 
 Log = Callable[[str], None]
 
 
 class CaseFailed(RuntimeError):
     """A case did not produce a result; ``args[0]`` is the case id, ``args[1]`` why."""
+
+
+def load_plan(rundir: Path) -> Dict[str, Any]:
+    try:
+        return json.loads((rundir / "plan.json").read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ScenarioError(f"{rundir}/plan.json: {exc}") from exc
+
+
+def plan_cases(plan: Dict[str, Any]) -> List[Case]:
+    """The cases of a plan, as run_scenario listed them."""
+    sc = from_dict(plan["scenario"], where="plan.json")
+    return sc.cases(plan.get("ccs"), plan.get("aqms"))
+
+
+def write_plan(rundir: Path, scenario: Dict[str, Any], ccs: Optional[List[str]],
+               aqms: Optional[List[str]]) -> None:
+    (rundir / "plan.json").write_text(json.dumps(
+        {"scenario": scenario, "ccs": ccs, "aqms": aqms}, indent=1) + "\n")
 
 
 def default_jobs(plat: Platform) -> int:
@@ -59,9 +78,10 @@ def _pythonpath() -> str:
 
 def prepare(plat: Platform, log: Log) -> Dict[str, Any]:
     """Build what the platform's instances need; what they will run on."""
-    from .native import qsampler_path
+    from .native import flowgen_path, qsampler_path
 
-    qsampler_path()                 # compiled here: fast, and the instances share it
+    qsampler_path()                 # compiled here: fast, and the instances share them
+    flowgen_path()
     if plat.here:
         return {}
     if plat.name == "uml":
@@ -129,9 +149,14 @@ def _uml_case(case: Case, out: Path, seed: int, capture: bool, backend: str) -> 
 def execute(plat: Platform, cases: List[Case], out: Path, jobs: int, seed: int, log: Log,
             progress: Optional[Callable[[], None]] = None, capture: bool = False,
             backend: str = "netns",
-            on_result: Optional[Callable[[List[Optional[Dict[str, Any]]]], None]] = None
+            on_result: Optional[Callable[[List[Optional[Dict[str, Any]]]], None]] = None,
+            run_here: Optional[Callable[[Case, Path], Dict[str, Any]]] = None
             ) -> Tuple[List[Dict[str, Any]], List[Tuple[str, str]]]:
-    """Run ``cases``; (results in case order, [(case id, why) of the failed])."""
+    """Run ``cases``; (results in case order, [(case id, why) of the failed]).
+
+    ``run_here(case, case_dir)`` runs a case in this process (``native``, or
+    inside an instance): the case's result, or :class:`CaseFailed`.
+    """
     results: List[Optional[Dict[str, Any]]] = [None] * len(cases)
     failed: List[Tuple[str, str]] = []
     lock = threading.Lock()
@@ -158,19 +183,18 @@ def execute(plat: Platform, cases: List[Case], out: Path, jobs: int, seed: int, 
                 progress()
 
     if plat.here:
-        from .runner import CaseRun, RunError
-        from .topology import TopologyError
-
+        if run_here is None:
+            raise PlatformError("no way to run a case in this process")
         for i, case in enumerate(cases):
             log(f"[{i + 1}/{n}] {case.id}")
             t = time.monotonic()
             cdir = out / case.id
             try:
-                res = CaseRun(case, cdir, log=log, capture=capture, backend=backend).run()
+                res = run_here(case, cdir)
                 (cdir / "result.json").write_text(json.dumps(res, indent=1) + "\n")
-            except (RunError, TopologyError) as exc:
+            except CaseFailed as exc:
                 cdir.mkdir(parents=True, exist_ok=True)
-                (cdir / "error.txt").write_text(f"{exc}\n")
+                (cdir / "error.txt").write_text(f"{exc.args[1]}\n")
             done(i, time.monotonic() - t)
     elif plat.name == "uml":
         def one(i: int) -> None:

@@ -759,9 +759,8 @@ def run_scenario(sc: Scenario, out: Path, ccs: Optional[List[str]] = None,
     run, ``jobs`` how many at once (uml only; default: the host's cores).
     Raises :class:`RunError` naming the cases that failed, after the others ran.
     """
-    from .executor import check_jobs, execute, prepare
+    from .executor import CaseFailed, check_jobs, execute, prepare, write_plan
     from .platforms import PlatformError, choose
-    from .worker import write_plan
 
     topology_builder(backend)       # refuse an unusable backend before anything runs
     try:
@@ -769,11 +768,11 @@ def run_scenario(sc: Scenario, out: Path, ccs: Optional[List[str]] = None,
         njobs = check_jobs(plat, jobs)
     except PlatformError as exc:
         raise RunError(str(exc)) from exc
-    out.mkdir(parents=True, exist_ok=True)
     cases = sc.cases(ccs, aqms)
     if plat.here:       # elsewhere each instance's worker does it (CaseRun)
         for cc in sorted({cc for c in cases for cc in case_ccs(c)}):
             ensure_cc(cc)
+    out.mkdir(parents=True, exist_ok=True)
     skipped = []
     if plat.name == "tcg":
         keep = [c for c in cases if c.scenario.topology.rate_mbit <= sc.tcg_max_rate_mbit]
@@ -804,8 +803,15 @@ def run_scenario(sc: Scenario, out: Path, ccs: Optional[List[str]] = None,
     def partial(res: List[Optional[Dict[str, Any]]]) -> None:
         _write_summary(out, sc, [r for r in res if r is not None])
 
+    def here(case: Case, cdir: Path) -> Dict[str, Any]:
+        try:
+            return CaseRun(case, cdir, log=log, capture=capture, backend=backend).run()
+        except (RunError, TopologyError) as exc:
+            raise CaseFailed(case.id, str(exc)) from exc
+
     results, failed = execute(plat, cases, out, njobs, sc.seed, log, progress=progress,
-                              capture=capture, backend=backend, on_result=partial)
+                              capture=capture, backend=backend, on_result=partial,
+                              run_here=here)
     _platform_meta(meta, out, plat.here, [c.id for c in cases], time.monotonic() - wall0)
     (out / "meta.json").write_text(json.dumps(meta, indent=1))
     _fill_ceilings(results)

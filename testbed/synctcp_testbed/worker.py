@@ -22,26 +22,8 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
-from .scenario import Case, ScenarioError, from_dict
-
-
-def load_plan(rundir: Path) -> Dict[str, Any]:
-    try:
-        return json.loads((rundir / "plan.json").read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ScenarioError(f"{rundir}/plan.json: {exc}") from exc
-
-
-def plan_cases(plan: Dict[str, Any]) -> List[Case]:
-    """The cases of a plan, as run_scenario listed them."""
-    sc = from_dict(plan["scenario"], where="plan.json")
-    return sc.cases(plan.get("ccs"), plan.get("aqms"))
-
-
-def write_plan(rundir: Path, scenario: Dict[str, Any], ccs: Optional[List[str]],
-               aqms: Optional[List[str]]) -> None:
-    (rundir / "plan.json").write_text(json.dumps(
-        {"scenario": scenario, "ccs": ccs, "aqms": aqms}, indent=1) + "\n")
+from .executor import load_plan, plan_cases, write_plan  # noqa: F401 (worker.write_plan)
+from .scenario import ScenarioError
 
 
 def run_cases(rundir: Path, ids: Sequence[str], capture: bool = False,

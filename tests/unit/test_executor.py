@@ -15,8 +15,8 @@ from synctcp_testbed.scenario import ScenarioError, load
 
 def test_the_plan_gives_the_worker_the_same_cases(tmp_path: Path) -> None:
     sc = load("gu-smallbuffer")
-    worker.write_plan(tmp_path, sc.as_dict(), ["etcp", "reno"], None)
-    got = worker.plan_cases(worker.load_plan(tmp_path))
+    executor.write_plan(tmp_path, sc.as_dict(), ["etcp", "reno"], None)
+    got = executor.plan_cases(executor.load_plan(tmp_path))
     want = sc.cases(["etcp", "reno"], None)
     assert [c.id for c in got] == [c.id for c in want]
     assert [c.queue_limit for c in got] == [c.queue_limit for c in want]
@@ -27,7 +27,7 @@ def test_worker_refuses_an_unknown_case_and_a_missing_plan(tmp_path: Path,
                                                           capsys: pytest.CaptureFixture) -> None:
     assert worker.main([str(tmp_path), "reno-droptail"]) == 2
     assert "plan.json" in capsys.readouterr().err
-    worker.write_plan(tmp_path, load("gu-smallbuffer").as_dict(), None, None)
+    executor.write_plan(tmp_path, load("gu-smallbuffer").as_dict(), None, None)
     assert worker.main([str(tmp_path), "nope"]) == 2
     assert "no case nope" in capsys.readouterr().err
 
@@ -51,8 +51,16 @@ def test_here_runs_every_case_in_order_and_reports_each_failure(
     monkeypatch.setattr(runner, "CaseRun", FakeRun)
     cases = load("gu-smallbuffer").cases(["etcp", "reno"])
     seen: List[int] = []
+
+    def here(case: Any, cdir: Path) -> Dict[str, Any]:
+        try:
+            return FakeRun(case, cdir).run()
+        except runner.RunError as exc:
+            raise executor.CaseFailed(case.id, str(exc)) from exc
+
     results, failed = executor.execute(Platform("native", "t", here=True), cases, tmp_path, 1, 1,
-                                       log=lambda m: None, progress=lambda: seen.append(1))
+                                       log=lambda m: None, progress=lambda: seen.append(1),
+                                       run_here=here)
     assert [r["id"] for r in results] == [c.id for c in cases if c.cc != "reno"]
     assert [f[0] for f in failed] == [c.id for c in cases if c.cc == "reno"]
     assert all(why == "no reno today" for _, why in failed)
@@ -67,6 +75,8 @@ def test_run_scenario_writes_what_ran_and_raises_naming_the_failures(
     monkeypatch.setenv("SYNCTCP_IN_VM", "1")
     monkeypatch.setenv("SYNCTCP_PLATFORM", "uml")
     monkeypatch.setattr(executor, "prepare", lambda plat, log: {})
+    loaded: List[str] = []
+    monkeypatch.setattr(runner, "ensure_cc", loaded.append)
     sc = load("gu-smallbuffer")
     with pytest.raises(runner.RunError, match="reno-droptail-rate10: no reno today"):
         runner.run_scenario(sc, tmp_path, ["etcp", "reno"], log=lambda m: None)
@@ -75,6 +85,7 @@ def test_run_scenario_writes_what_ran_and_raises_naming_the_failures(
     assert meta["time_mode"].startswith("simulated") and meta["wall_cost"]["wall_s"] >= 0
     cases = json.loads((tmp_path / "summary.json").read_text())["cases"]
     assert {c["cc"] for c in cases} == {"etcp", "cubic"}
+    assert loaded == ["cubic", "etcp", "reno"]     # every algorithm, before any case ran
 
 
 def test_run_scenario_refuses_parallel_real_time_cases(tmp_path: Path,
@@ -83,4 +94,4 @@ def test_run_scenario_refuses_parallel_real_time_cases(tmp_path: Path,
     with pytest.raises(runner.RunError, match="parallel cases need the uml platform"):
         runner.run_scenario(load("gu-smallbuffer"), tmp_path, platform="tcg", jobs=2)
     with pytest.raises(ScenarioError):
-        worker.plan_cases({"scenario": {"name": "x", "duration_s": -1}})
+        executor.plan_cases({"scenario": {"name": "x", "duration_s": -1}})

@@ -59,7 +59,7 @@ COMMANDS: Dict[str, str] = {
     "lsmod": "kmod",
     "qemu-system-x86_64": "qemu-system-x86", "busybox": "busybox-static",
     "ip": "iproute2", "tc": "iproute2", "ss": "iproute2",
-    "ping": "iputils-ping", "iperf3": "iperf3", "stress-ng": "stress-ng", "nice": "coreutils", "tcpdump": "tcpdump", "ethtool": "ethtool",
+    "ping": "iputils-ping", "iperf3": "iperf3", "stress-ng": "stress-ng", "nice": "coreutils", "seq": "coreutils", "tcpdump": "tcpdump", "ethtool": "ethtool",
     "sysctl": "procps", "ps": "procps", "pkill": "procps",
     "ipcrm": "util-linux", "dmesg": "util-linux",
     "python3": "python3-minimal", "pip3": "python3-pip",
@@ -245,7 +245,7 @@ def test_every_invoked_command_is_listed_with_its_package() -> None:
 def test_the_scan_finds_the_commands_it_must() -> None:
     """The scanner itself: commands known to be run from Python and shell."""
     seen = all_invoked()
-    for cmd in ("ip", "tc", "ping", "iperf3", "insmod", "flock", "vng", "virtme-configkernel", "patch"):
+    for cmd in ("ip", "tc", "ping", "stress-ng", "insmod", "flock", "vng", "virtme-configkernel", "patch"):
         assert cmd in seen, f"the scan lost {cmd}"
 
 

@@ -144,6 +144,9 @@ def test_run_scenario_refuses_an_unavailable_algorithm_first(
 
     monkeypatch.setattr(modctl, "ensure_cc", ensure)
     monkeypatch.setattr(runner, "CaseRun", lambda *a, **kw: pytest.fail("a case ran"))
+    # the cases would run here (as inside an instance), where algorithms are loaded
+    monkeypatch.setenv("SYNCTCP_IN_VM", "1")
+    monkeypatch.setenv("SYNCTCP_PLATFORM", "uml")
     sc = bulk_dumbbell("t", ["reno", "sync"], 10, 40, 50, 2, 5)
     with pytest.raises(runner.RunError, match="'sync' is not available"):
         runner.run_scenario(sc, out=tmp_path / "run")
