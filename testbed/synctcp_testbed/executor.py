@@ -82,6 +82,16 @@ def prepare(plat: Platform, log: Log) -> Dict[str, Any]:
 
     qsampler_path()                 # compiled here: fast, and the instances share them
     flowgen_path()
+    # Byte-compile the packages here, so that every instance loads the same
+    # .pyc files and none writes them (PYTHONDONTWRITEBYTECODE inside): a
+    # process's own work moves simulated time by microseconds (each clock read
+    # costs 256 ns), so an instance that compiled while another loaded would
+    # not repeat it (docs/platform.md, "Determinism").
+    compileall = subprocess.run([sys.executable, "-m", "compileall", "-q",
+                                 *(str(REPO / d) for d in ("tools", "testbed", "mininet"))],
+                                capture_output=True, text=True)
+    if compileall.returncode != 0:
+        raise PlatformError(f"python -m compileall: {compileall.stdout.strip()[-300:]}")
     if plat.here:
         return {}
     if plat.name == "uml":
@@ -136,6 +146,7 @@ def _uml_case(case: Case, out: Path, seed: int, capture: bool, backend: str) -> 
     for name in ("result.json", "error.txt"):
         (cdir / name).unlink(missing_ok=True)
     env = dict(os.environ, PYTHONPATH=_pythonpath(), SYNCTCP_UML_RUNDIR=str(cdir / "uml"),
+               PYTHONDONTWRITEBYTECODE="1",
                SYNCTCP_UML_SEED=str(seed),
                PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
     cmd = [str(REPO / "scripts" / "umlrun"), "--", sys.executable, "-m",

@@ -108,6 +108,13 @@ def ensure_cc(cc: str) -> None:
         raise RunError(str(exc)) from exc
 
 
+def _read(path: Path) -> Optional[str]:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return None
+
+
 def case_ccs(case: Case) -> List[str]:
     """Every algorithm a case's flows use, in a fixed order."""
     tr = case.scenario.traffic
