@@ -76,6 +76,7 @@ def busy_host() -> Iterator[None]:
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         yield
+        assert proc.poll() is None, "stress-ng ended before the cases did: the host was not busy"
     finally:
         proc.terminate()
         proc.wait(timeout=30)
