@@ -113,8 +113,10 @@ cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates
 # downloads kept between short runs (the installs themselves are not)
 binds=()
 if [ "$form" = short ]; then
-	mkdir -p "$cache/apt-archives/partial" "$cache/pip"
-	binds=("$cache/apt-archives:/var/cache/apt/archives" "$cache/pip:/root/.cache/pip")
+	mkdir -p "$cache/apt-archives/partial" "$cache/pip" "$cache/ccache"
+	# and the compiler cache: the short demo builds the UML kernel (docs/platform.md)
+	binds=("$cache/apt-archives:/var/cache/apt/archives" "$cache/pip:/root/.cache/pip"
+		"$cache/ccache:/root/.cache/synctcp/ccache")
 	# apt deletes the .debs it installed unless told to keep them
 	echo 'Binary::apt::APT::Keep-Downloaded-Packages "true";' >"$root/etc/apt/apt.conf.d/90keep"
 	rm -f "$root/etc/apt/apt.conf.d/docker-clean"
