@@ -105,6 +105,11 @@ def test_five_mbit_agrees_with_the_tcg_vm() -> None:
                                          queue_pkts=40), traffic=TrafficSpec())
     uml = _run(sc, "fidelity-uml")[0]
     tcg = _run(sc, "fidelity-tcg", platform="tcg")[0]
+    util = tcg["bottlenecks"][0]["utilization"]
+    if util < 0.95:
+        # a standing queue and an idle link: the emulator, not TCP, set the pace
+        pytest.skip(f"the TCG VM kept the 5 Mbit/s link busy only {100 * util:.1f}% of the "
+                    f"time: this host is too busy for a real-time reference")
     for key in ("goodput_mbit",):
         print(f"{key}: uml {uml[key]:.3f} tcg {tcg[key]:.3f}")
         assert abs(uml[key] - tcg[key]) <= 0.10 * tcg[key]
