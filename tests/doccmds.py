@@ -123,6 +123,9 @@ RULES: List[Rule] = [
     Rule(r"^scripts/umlrun sh -c 'uname -r; cat /proc/uptime'$", "host", r"^6\.1\.\d+", needs=UML_61),
     Rule(r"^SYNCTCP_UML_SERIES=7\.2 scripts/umlrun python3 -m pytest ", "skip",
          "the module tests on sid's UML kernel: minutes of wall time"),
+    Rule(r"^(SYNCTCP_UML_SERIES=7\.2 )?(nice -n 10 )?scripts/umlrun "
+         r"(python3 -m synctcp_testbed\.cli run |sh uml/sampler-cost\.sh )", "skip",
+         "the wall-cost measurements of docs/platform.md: minutes of UML time each"),
     # -- a real host's clock and kernel (docs/clock.md, docs/tcp-option.md) ----
     Rule(r"^(chronyc|ppstest|gpspipe) ", "skip", GPS),
     Rule(r"^[A-Z_]+=\"", "skip", "a line of /etc/default/gpsd, not a command"),

@@ -24,14 +24,15 @@ for n in q1 q2; do
   tc -n $n class add dev d0 parent 1: classid 1:10 htb rate 10mbit
   tc -n $n qdisc add dev d0 parent 1:10 handle 10: pfifo limit 92
 done
-for i in $(seq 1 21); do ip netns add dg$i; done
+i=1; while [ $i -le 21 ]; do ip netns add dg$i; i=$((i + 1)); done
 touch "$dir/mark-0"
 /tmp/qs -n q1 -i d0 -p 1:10 -o /tmp/a.csv -n q2 -i d0 -p 1:10 -o /tmp/b.csv -r 100 -d "$secs" >/dev/null
 echo "qsampler, 2 targets at 100 Hz: $(($(wc -l < /tmp/a.csv) - 1)) + $(($(wc -l < /tmp/b.csv) - 1)) samples"
 touch "$dir/mark-q"
 echo | python3 -m synctcp_testbed.sampler --diag-stdin >/dev/null
 touch "$dir/mark-py"
-spec=$(for i in $(seq 1 21); do printf 'dg%s:*:/tmp/dg%s.jsonl ' "$i" "$i"; done)
+spec=; i=1
+while [ $i -le 21 ]; do spec="$spec dg$i:*:/tmp/dg$i.jsonl"; i=$((i + 1)); done
 echo "$spec" | python3 -m synctcp_testbed.sampler --diag-stdin --hz 2 --max-seconds "$secs" >/dev/null
 echo "inet_diag sampler, 21 namespaces at 2 Hz: $(wc -l < /tmp/dg1.jsonl) samples"
 touch "$dir/mark-diag"

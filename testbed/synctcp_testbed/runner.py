@@ -739,17 +739,6 @@ def _listening(ns: str) -> set:
     return out | {(p, "cbr") for p, k in out if k == "bulk"}
 
 
-def _load_json(path: Path) -> Optional[Dict[str, Any]]:
-    try:
-        text = path.read_text()
-    except OSError:
-        return None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return {"error": text.strip()[-300:] or "empty output"}
-
-
 # ---------------------------------------------------------------------------
 # a whole scenario
 

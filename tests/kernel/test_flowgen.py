@@ -130,3 +130,53 @@ def test_sigint_writes_a_partial_result(link: None, tmp_path: Path) -> None:
     doc = json.loads((tmp_path / "fg.json").read_text())
     assert doc["stopped"] == "SIGINT"
     assert all(f["bytes_received"] > 0 for f in doc["flows"])
+
+
+def test_the_runner_runs_bulk_reverse_and_cbr_flows_in_one_flowgen(tmp_path: Path) -> None:
+    """A whole case through the runner: flows.json from flowgen's result."""
+    from synctcp_testbed import cli as testbed_cli
+
+    sc_file = tmp_path / "mix.toml"
+    sc_file.write_text("""
+name = "mix"
+cc = ["reno"]
+aqm = ["droptail"]
+duration_s = 10
+warmup_s = 2
+[topology]
+kind = "dumbbell"
+rate_mbit = 10
+rtts_ms = [30, 50]
+queue_pkts = 40
+[traffic]
+bulk_fwd = true
+bulk_rev = true
+stagger_s = 0.5
+[traffic.cbr]
+pairs = [1]
+""")
+    out = tmp_path / "run"
+    assert testbed_cli.main(["run", str(sc_file), "--out", str(out), "--no-report"]) == 0
+    case = json.loads((out / "summary.json").read_text())["cases"][0]
+    cdir = out / case["id"]
+    flows = json.loads((cdir / "flows.json").read_text())
+    assert [f["group"] for f in flows] == ["fwd", "fwd", "rev", "rev", "cbr"]
+    fg = load_result(cdir / "flowgen.json")
+    assert fg.stopped is None and (cdir / "flowgen.status").read_text().strip() == "0"
+    for f in flows:
+        res = fg.flows[f["id"]]
+        assert res.error is None and abs(res.started - f["start_s"]) < 0.01
+        assert (res.port, res.cport) == (f["dport"], f["sport"])
+        assert f["goodput_mbit"] > 0 and f["bytes"] > 0
+        if f["kind"] == "bulk":
+            assert res.cc == f["cc"] == "reno"
+            assert f["udp_lost_pct"] is None and f["retransmits"] == res.retransmits
+        else:
+            assert f["udp_lost_pct"] == res.lost_pct is not None
+            assert 0.05 < f["goodput_mbit"] < 0.07      # 64 kbit/s of payload
+    # the window starts on the 1 s grid from go, warmup after the last start (1.5 s)
+    assert case["t_start"] - fg.go_monotonic == pytest.approx(4.0)
+    fwd = sum(f["goodput_mbit"] for f in flows if f["group"] == "fwd")
+    assert case["goodput_mbit"] == pytest.approx(fwd)
+    assert 0.8 * 10 <= fwd + flows[-1]["goodput_mbit"] <= 10
+    assert "echo go | " in (cdir / "traffic.sh").read_text()
