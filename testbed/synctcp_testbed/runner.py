@@ -115,6 +115,15 @@ def _read(path: Path) -> Optional[str]:
         return None
 
 
+def _load_json(path: Path) -> Optional[Dict[str, Any]]:
+    """A JSON file's object, or None when it is missing or not JSON."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def case_ccs(case: Case) -> List[str]:
     """Every algorithm a case's flows use, in a fixed order."""
     tr = case.scenario.traffic
