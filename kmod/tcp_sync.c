@@ -156,11 +156,18 @@ static void sync_set_state(struct sock *sk, u8 new_state)
 	synctcp_pcwnd_hold(&ca->react, tcp_sk(sk)->snd_nxt);
 }
 
+/*
+ * Runs without the socket lock (inet_diag, getsockopt(TCP_CC_INFO): RCU
+ * only), perhaps while the next algorithm's init() writes over the area:
+ * it reads scalars of icsk_ca_priv once each and follows no pointer.
+ */
 static size_t sync_get_info(struct sock *sk, u32 ext, int *attr,
 			    union tcp_cc_info *info)
 {
 	const struct sync *ca = inet_csk_ca(sk);
 	struct synctcp_sync_info *si = (void *)info;
+	s64 min_ott, max_ott;
+	u8 source;
 
 	BUILD_BUG_ON(sizeof(*si) > sizeof(*info));
 	if (!(ext & (1 << (INET_DIAG_INFO - 1)) ||
@@ -168,19 +175,23 @@ static size_t sync_get_info(struct sock *sk, u32 ext, int *attr,
 		return 0;
 
 	memset(si, 0, sizeof(*si));
+	source = READ_ONCE(ca->source);
 	si->hdr.sti_module = SYNCTCP_MOD_SYNC;
-	si->hdr.sti_source = ca->source;
-	si->hdr.sti_flags = (ca->q.loss_seen ? SYNCTCP_F_LOSS_SEEN : 0) |
-			    (ca->congested ? SYNCTCP_F_CONGESTED : 0) |
+	si->hdr.sti_source = source;
+	si->hdr.sti_flags = (READ_ONCE(ca->q.loss_seen) ? SYNCTCP_F_LOSS_SEEN : 0) |
+			    (READ_ONCE(ca->congested) ? SYNCTCP_F_CONGESTED : 0) |
 			    (ca->clock.rate_confirmed ? SYNCTCP_F_RATE_KNOWN : 0);
-	if (ca->source == SYNCTCP_SRC_TS)
-		si->hdr.sti_peer_clock = synctcp_clock_code(ca->clock.peer_hz);
-	if (synctcp_qdelay_valid(&ca->q))
-		si->min_ott_us = (s32)clamp_t(s64, ca->q.min_ott_us, S32_MIN, S32_MAX);
-	si->qdelay_us = ca->q.qdelay_us;
-	si->max_qdelay_us = ca->q.max_qdelay_us;
-	si->signals = (u16)ca->react.signals;
-	si->reductions = (u16)ca->react.reductions;
+	if (source == SYNCTCP_SRC_TS)
+		si->hdr.sti_peer_clock =
+			synctcp_clock_code(READ_ONCE(ca->clock.peer_hz));
+	min_ott = READ_ONCE(ca->q.min_ott_us);
+	max_ott = READ_ONCE(ca->q.max_ott_us);
+	if (min_ott <= max_ott)
+		si->min_ott_us = (s32)clamp_t(s64, min_ott, S32_MIN, S32_MAX);
+	si->qdelay_us = READ_ONCE(ca->q.qdelay_us);
+	si->max_qdelay_us = READ_ONCE(ca->q.max_qdelay_us);
+	si->signals = (u16)READ_ONCE(ca->react.signals);
+	si->reductions = (u16)READ_ONCE(ca->react.reductions);
 	*attr = SYNCTCP_DIAG_ATTR;
 	return sizeof(*si);
 }
