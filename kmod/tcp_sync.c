@@ -37,8 +37,10 @@
  * Notable differences from the dissertation (docs/sync-tcp.md says why):
  *  - A halving also sets ssthresh to the new cwnd, as an ECN response does,
  *    so that growth resumes in congestion avoidance, not slow start.
- *  - Loss recovery starts the same "once per RTT" hold as a halving, so a
- *    loss and the delay signal of one episode cost one reduction.
+ *  - Loss recovery starts the same "once per RTT" hold as a halving, and
+ *    a loss detected within the round trip of a halving keeps cwnd
+ *    (ssthresh = cwnd, not Reno's cwnd / 2), so a loss and the delay
+ *    signal of one episode cost one reduction, in either order.
  *  - The detection threshold is a module parameter (default 50%).
  */
 #include <linux/module.h>
@@ -143,6 +145,19 @@ static void sync_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 }
 
 /*
+ * Reno's cwnd / 2 on a loss, unless our own halving of this round trip
+ * already answered the episode the loss belongs to: then once is enough.
+ */
+static u32 sync_ssthresh(struct sock *sk)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	struct sync *ca = inet_csk_ca(sk);
+
+	return synctcp_pcwnd_ssthresh(&ca->react, tp->snd_una,
+				      tcp_snd_cwnd(tp));
+}
+
+/*
  * Loss recovery (fast retransmit or RTO) enables the detector, once the
  * estimator has samples that measured the queue up to the loss.
  */
@@ -198,7 +213,7 @@ static size_t sync_get_info(struct sock *sk, u32 ext, int *attr,
 
 static struct tcp_congestion_ops tcp_sync __read_mostly = {
 	.init		= sync_init,
-	.ssthresh	= tcp_reno_ssthresh,
+	.ssthresh	= sync_ssthresh,
 	.cong_avoid	= sync_cong_avoid,
 	.undo_cwnd	= tcp_reno_undo_cwnd,
 	.set_state	= sync_set_state,
