@@ -37,6 +37,11 @@ enum synctcp_ott_result {
 #define SYNCTCP_TS_DEFAULT_HZ		1000U
 /* Length of one clock-rate estimation window (us). */
 #define SYNCTCP_TS_EST_WINDOW_US	(1000U * 1000U)
+/*
+ * A TSval whose advance differs from our clock's by more than this (us)
+ * is a jump or a wrap, not the change of a reverse OTT: resync.
+ */
+#define SYNCTCP_TS_RESYNC_US		(2U * 1000U * 1000U)
 /* A rate estimate snaps to a known clock when within 1/4 of it. */
 #define SYNCTCP_TS_SNAP_SHIFT		2
 

@@ -225,6 +225,78 @@ TEST(rate_change_needs_two_windows_and_rebases)
 	CHECK_EQ(c.peer_hz, 250);
 }
 
+/*
+ * Item 5 of issue 15: after an idle longer than 2^31 ticks of a 1 MHz peer
+ * clock (35.8 min) every later TSval looked older than the last one: about
+ * 190k ACKs gave no sample and the detector was off for ~32 minutes.  The
+ * sampler must resynchronize on the first ACKs after the idle.
+ */
+static void check_resumes_after_idle(u32 peer_hz, u64 idle_us)
+{
+	struct path p;
+	u64 t, t1;
+	int before;
+
+	path_init(&p, peer_hz, 77, 3000000000u);
+	for (t = 0; t < 3000000; t += 2000)
+		path_ack(&p, t, triangle_q_us(t));
+	CHECK(p.c.rate_confirmed);
+	t1 = t + idle_us;
+	before = p.samples;
+	/* 3 s of ACKs after the idle, over the same triangle queue */
+	for (t = t1; t < t1 + 3000000; t += 2000)
+		path_ack(&p, t, triangle_q_us(t - t1));
+	CHECK(p.samples - before > 1000);
+	CHECK_EQ(p.c.peer_hz, peer_hz);
+	CHECK_NEAR(p.q.max_qdelay_us, 30000, 3000);
+	path_ack(&p, t, 0);
+	CHECK_NEAR(p.q.qdelay_us, 0, 3000);
+}
+
+TEST(sampler_resumes_after_40_min_idle_of_a_1mhz_peer)
+{
+	check_resumes_after_idle(1000000, 40ULL * 60 * 1000000);
+}
+
+TEST(sampler_resumes_after_80_min_idle_of_a_1khz_peer)
+{
+	check_resumes_after_idle(1000, 80ULL * 60 * 1000000);
+}
+
+/*
+ * A forward jump of the peer's TSval (a clock step, a reboot of a TS
+ * offset) made every later OTT look like a full queue: max qdelay stuck
+ * at the jump.  It must restart the OTT base instead.
+ */
+static void check_tsval_jump(u32 peer_hz, s64 jump_ticks)
+{
+	struct path p;
+	u64 t;
+	int rebased = 0;
+
+	path_init(&p, peer_hz, 5, 100);
+	for (t = 0; t < 3000000; t += 2000)
+		path_ack(&p, t, triangle_q_us(t));
+	p.peer_off += (u32)jump_ticks;
+	for (; t < 6000000; t += 2000)
+		rebased += path_ack(&p, t, triangle_q_us(t)) == SYNCTCP_OTT_REBASED;
+	CHECK(rebased >= 1);
+	CHECK_EQ(p.c.peer_hz, peer_hz);
+	CHECK_NEAR(p.q.max_qdelay_us, 30000, 3000);
+}
+
+TEST(forward_tsval_jump_restarts_the_base)
+{
+	check_tsval_jump(1000, 10000);			/* +10 s */
+	check_tsval_jump(1000000, 3000000000LL);	/* +50 min, past 2^31 */
+}
+
+TEST(backward_tsval_jump_restarts_the_base)
+{
+	check_tsval_jump(1000, -10000);
+	check_tsval_jump(1000000, -100000000LL);
+}
+
 TEST(snap_to_known_rates)
 {
 	CHECK_EQ(synctcp_snap_clock_hz(1180), 1000);
@@ -296,6 +368,10 @@ static const struct harness_test tests[] = {
 	T(repeated_tsval_gives_a_sample_of_the_same_peer_time),
 	T(backwards_tsval_or_tsecr_is_ignored),
 	T(rate_change_needs_two_windows_and_rebases),
+	T(sampler_resumes_after_40_min_idle_of_a_1mhz_peer),
+	T(sampler_resumes_after_80_min_idle_of_a_1khz_peer),
+	T(forward_tsval_jump_restarts_the_base),
+	T(backward_tsval_jump_restarts_the_base),
 	T(snap_to_known_rates),
 	T(qdelay_is_ott_minus_min_and_max_is_max_minus_min),
 	T(loss_counts_only_once_sampled_and_reset_forgets_it),
