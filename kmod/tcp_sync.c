@@ -42,6 +42,13 @@
  *    (ssthresh = cwnd, not Reno's cwnd / 2), so a loss and the delay
  *    signal of one episode cost one reduction, in either order.
  *  - The detection threshold is a module parameter (default 50%).
+ *  - The minimum OTT is that of the last 30 to 60 s (two 30 s windows), not
+ *    of the whole connection, and a sample farther from it than 2 srtt +
+ *    100 ms is dropped (64 such in a row restart the estimator: a clock
+ *    step).  The dissertation trusts every sample for ever; here one
+ *    forged or broken sample could otherwise steer the flow for good.
+ *  - With RFC 7323 timestamps, a TSval that jumps (or wraps after a long
+ *    idle) against our clock by more than 2 s restarts the OTT base.
  */
 #include <linux/module.h>
 #include <linux/moduleparam.h>

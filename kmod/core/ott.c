@@ -262,3 +262,78 @@ void synctcp_qdelay_update(struct synctcp_qdelay *q, s64 ott_us)
 	q->qdelay_us = synctcp_clamp_us(ott_us - q->min_ott_us);
 	q->max_qdelay_us = synctcp_clamp_us(q->max_ott_us - q->min_ott_us);
 }
+
+/**
+ * synctcp_qdelay_bound_us - largest plausible |OTT - min OTT|
+ * @srtt_us: the connection's smoothed RTT (us), 0 when unknown
+ *
+ * A forward queuing delay is part of the round trip, so it cannot be much
+ * larger than srtt; twice srtt plus 100 ms leaves room for srtt's lag.
+ *
+ * Return: the bound (us), 0 (no bound) while srtt is unknown.
+ */
+u32 synctcp_qdelay_bound_us(u32 srtt_us)
+{
+	if (!srtt_us)
+		return 0;
+	return (u32)min_t(u64, U32_MAX,
+			  2ULL * srtt_us + SYNCTCP_QDELAY_BOUND_SLACK_US);
+}
+
+static bool synctcp_qdelay_plausible(const struct synctcp_qdelay *q,
+				     s64 ott_us, u32 bound_us)
+{
+	if (!bound_us || !synctcp_qdelay_valid(q))
+		return true;
+	return ott_us >= q->min_ott_us - (s64)bound_us &&
+	       ott_us <= q->min_ott_us + (s64)bound_us;
+}
+
+/**
+ * synctcp_qdelay_sample - one OTT sample into the estimator, if plausible
+ * @q: estimator state
+ * @ott_us: the sample
+ * @now_us: local clock (us)
+ * @bound_us: largest plausible |OTT - min OTT| (synctcp_qdelay_bound_us()),
+ *	      0 for none
+ *
+ * A sample farther than @bound_us from the minimum is dropped: one forged
+ * or broken sample (an OTT of -119 s made every later one look like a
+ * full queue) cannot move the minimum or the maximum.  After
+ * SYNCTCP_QDELAY_MAX_REJECTS in a row the shift is taken as real (a clock
+ * step) and the estimator restarts at the sample.  The minimum is that of
+ * the last one to two windows, so a sample within the bound that lowered
+ * it wrongly ages out within two windows.
+ *
+ * Return: SKIP when the sample was dropped; OK when it was taken; REBASED
+ * when the estimator restarted at it (history measured against the old
+ * minimum must be dropped too).
+ */
+enum synctcp_ott_result synctcp_qdelay_sample(struct synctcp_qdelay *q,
+					      s64 ott_us, u64 now_us,
+					      u32 bound_us)
+{
+	enum synctcp_ott_result res = SYNCTCP_OTT_OK;
+	u32 now = (u32)(now_us >> 10);
+
+	if (!synctcp_qdelay_plausible(q, ott_us, bound_us)) {
+		if (++q->rejects < SYNCTCP_QDELAY_MAX_REJECTS)
+			return SYNCTCP_OTT_SKIP;
+		synctcp_qdelay_reset(q);
+		res = SYNCTCP_OTT_REBASED;
+	}
+	q->rejects = 0;
+	if (!synctcp_qdelay_valid(q)) {
+		q->win_min_us = ott_us;
+		q->win_start = now;
+	} else if (now - q->win_start >= SYNCTCP_MIN_OTT_WIN) {
+		/* the minimum of the window before this one ages out */
+		q->min_ott_us = q->win_min_us;
+		q->win_min_us = ott_us;
+		q->win_start = now;
+	} else if (ott_us < q->win_min_us) {
+		q->win_min_us = ott_us;
+	}
+	synctcp_qdelay_update(q, ott_us);
+	return res;
+}
