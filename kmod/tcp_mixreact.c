@@ -234,12 +234,14 @@ static void mixreact_pkts_acked(struct sock *sk, const struct ack_sample *sample
 	res = synctcp_ack_qdelay(tcp_sk(sk), sample, READ_ONCE(source_mode),
 				 &st->clock, &st->q, &st->source,
 				 &st->prior_una);
-	if (res == SYNCTCP_OTT_SKIP)
-		return;
-	if (res == SYNCTCP_OTT_REBASED)
-		synctcp_syncmix_restart(&st->detect);
-	st->fresh = synctcp_syncmix_update(&st->detect, &st->q,
-					   READ_ONCE(preloss_max_ms) * USEC_PER_MSEC);
+	if (res != SYNCTCP_OTT_SKIP) {
+		if (res == SYNCTCP_OTT_REBASED)
+			synctcp_syncmix_restart(&st->detect);
+		st->fresh = synctcp_syncmix_update(&st->detect, &st->q,
+						   READ_ONCE(preloss_max_ms) *
+						   USEC_PER_MSEC);
+	}
+	/* also without a sample: the source and the clock rate may change */
 	mixreact_publish(inet_csk_ca(sk));
 }
 

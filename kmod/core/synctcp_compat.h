@@ -4,8 +4,9 @@
  *
  * The cores (ott.c, pqlen.c, pcwnd.c, ...) are plain C that the kernel
  * modules compile in and the user-space unit tests and fuzzers
- * (kmod/tests, kmod/tests/fuzz) compile as they are, so the tests run exactly the code the kernel runs.  This
- * header gives both worlds the few kernel types and helpers the cores use.
+ * (kmod/tests, kmod/tests/fuzz) compile as they are, so the tests run
+ * exactly the code the kernel runs.  This header gives both worlds the
+ * few kernel types and helpers the cores use.
  */
 #ifndef SYNCTCP_COMPAT_H
 #define SYNCTCP_COMPAT_H

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cc_info_race SECONDS CC_A CC_B: on one connected loopback socket, one
- * thread switches TCP_CONGESTION between CC_A and CC_B as fast as it can
- * while another reads TCP_CC_INFO (get_info() under RCU, without the socket
- * lock) as fast as it can.  Issue 15: tcp_mixreact's get_info() followed a
+ * cc_info_race COUNT CC_A CC_B: on one connected loopback socket, one
+ * thread switches TCP_CONGESTION between CC_A and CC_B COUNT times while
+ * another reads TCP_CC_INFO (get_info() under RCU, without the socket
+ * lock) COUNT times, both as fast as they can.  A count, not a time:
+ * under UML's simulated time a busy loop lets no time pass.  Issue 15: tcp_mixreact's get_info() followed a
  * pointer that release() frees and the next algorithm's init() overwrites
  * (tcp_etcp puts its window, W << 16, at the same offset): a crash of the
  * reader's kernel thread.  Prints the number of switches and reads.
@@ -13,16 +14,14 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 static int fd;
-static atomic_int stop;
+static unsigned long count;
 static const char *cc[2];
 static unsigned long switches, reads, errors;
 
@@ -31,7 +30,7 @@ static void *switcher(void *arg)
 	unsigned long i;
 
 	(void)arg;
-	for (i = 0; !atomic_load(&stop); i++) {
+	for (i = 0; i < count; i++) {
 		if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc[i & 1],
 			       strlen(cc[i & 1])) < 0)
 			errors++;
@@ -45,7 +44,7 @@ static void *reader(void *arg)
 	unsigned char buf[64];
 
 	(void)arg;
-	while (!atomic_load(&stop)) {
+	while (reads < count) {
 		socklen_t len = sizeof(buf);
 
 		getsockopt(fd, IPPROTO_TCP, TCP_CC_INFO, buf, &len);
@@ -63,6 +62,7 @@ int main(int argc, char **argv)
 
 	if (argc != 4)
 		return 2;
+	count = strtoul(argv[1], NULL, 10);
 	cc[0] = argv[2];
 	cc[1] = argv[3];
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -78,8 +78,6 @@ int main(int argc, char **argv)
 		return 2;
 	pthread_create(&t1, NULL, switcher, NULL);
 	pthread_create(&t2, NULL, reader, NULL);
-	sleep((unsigned int)atoi(argv[1]));
-	atomic_store(&stop, 1);
 	pthread_join(t1, NULL);
 	pthread_join(t2, NULL);
 	printf("switches %lu reads %lu errors %lu\n", switches, reads, errors);
