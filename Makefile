@@ -13,6 +13,7 @@
 #   make install    install the modules for modprobe (modules_install + depmod)
 #   make setup      install what the above need (Debian 12, idempotent)
 #   make checkpatch Linux coding style of the kernel C
+#   make fuzz       libFuzzer on the cores and the option parser, FUZZ_SECONDS (60) each
 #   make uml-kernel the time-travel UML kernel and modules for scripts/umlrun (docs/platform.md)
 #   make fresh-check        the README's prerequisites, `make demo` and `make test` in full
 #                           in a pristine Debian 12 root (mmdebstrap; cold, ~1.5 h)
@@ -49,6 +50,11 @@ unload:
 
 unit:
 	@$(MAKE) -s -C kmod/tests
+
+# libFuzzer harnesses of the cores and of the option parser (kmod/tests/fuzz),
+# FUZZ_SECONDS each (default 60); `make unit` runs a 3 s pass of each.
+fuzz:
+	@$(MAKE) -s -C kmod/tests/fuzz fuzz $(if $(FUZZ_SECONDS),FUZZ_SECONDS=$(FUZZ_SECONDS))
 
 pytest-unit:
 	@$(PYTHON) -m pytest -q tests/unit
@@ -121,7 +127,7 @@ clean:
 	$(MAKE) -C kmod clean
 	$(MAKE) -C kmod/tests clean
 
-.PHONY: bench all setup modules install load unload unit pytest-unit kernel-test owts-test test demo checkpatch clean \
+.PHONY: bench all setup modules install load unload unit fuzz pytest-unit kernel-test owts-test test demo checkpatch clean \
 	fresh-check fresh-check-short uml-kernel kernel-smoke platform-test bench-platform
 
 # DKMS (docs/dkms.md): rebuild the modules for every new kernel.

@@ -271,11 +271,16 @@ static void etcp_cwnd_event(struct sock *sk, enum tcp_ca_event ev)
 		etcp_episode_begin(&ca->core);
 }
 
+/*
+ * Runs without the socket lock (inet_diag, getsockopt(TCP_CC_INFO): RCU
+ * only): reads scalars of icsk_ca_priv once each and follows no pointer.
+ */
 static size_t etcp_get_info(struct sock *sk, u32 ext, int *attr,
 			    union tcp_cc_info *info)
 {
 	const struct etcp_ca *ca = inet_csk_ca(sk);
 	struct synctcp_etcp_info *ei = (void *)info;
+	u8 phase;
 
 	BUILD_BUG_ON(sizeof(*ei) > sizeof(*info));
 	if (!(ext & (1 << (INET_DIAG_INFO - 1)) ||
@@ -283,16 +288,16 @@ static size_t etcp_get_info(struct sock *sk, u32 ext, int *attr,
 		return 0;
 
 	memset(ei, 0, sizeof(*ei));
+	phase = READ_ONCE(ca->core.phase);
 	ei->hdr.sti_module = SYNCTCP_MOD_ETCP;
 	ei->hdr.sti_source = 0;
-	ei->hdr.sti_flags = ca->core.phase != ETCP_SLOW_START ?
-			    SYNCTCP_F_LOSS_SEEN : 0;
-	ei->w_x256 = (u32)min_t(u64, ca->core.w >> (ETCP_W_SHIFT - 8),
+	ei->hdr.sti_flags = phase != ETCP_SLOW_START ? SYNCTCP_F_LOSS_SEEN : 0;
+	ei->w_x256 = (u32)min_t(u64, READ_ONCE(ca->core.w) >> (ETCP_W_SHIFT - 8),
 				U32_MAX);
-	ei->losses = ca->core.losses;
-	ei->ecn_events = ca->core.ecn_events;
-	ei->undos = ca->core.undos;
-	ei->phase = ca->core.phase;
+	ei->losses = READ_ONCE(ca->core.losses);
+	ei->ecn_events = READ_ONCE(ca->core.ecn_events);
+	ei->undos = READ_ONCE(ca->core.undos);
+	ei->phase = phase;
 	*attr = SYNCTCP_DIAG_ATTR;
 	return sizeof(*ei);
 }

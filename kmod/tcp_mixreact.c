@@ -49,6 +49,13 @@
  *    (loss recovery, CWR, duplicate ACKs) is dropped, and after loss
  *    recovery or CWR cwnd grows as Reno's until the next decision.
  *  - The 10 ms pre-loss floor is a module parameter.
+ *  - The minimum OTT is that of the last 30 to 60 s (two 30 s windows), not
+ *    of the whole connection, and a sample farther from it than 2 srtt +
+ *    100 ms is dropped (64 such in a row restart the estimator: a clock
+ *    step).  The dissertation trusts every sample for ever; here one
+ *    forged or broken sample could otherwise steer the flow for good.
+ *  - With RFC 7323 timestamps, a TSval that jumps (or wraps after a long
+ *    idle) against our clock by more than 2 s restarts the OTT base.
  */
 #include <linux/atomic.h>
 #include <linux/module.h>
@@ -126,17 +133,65 @@ struct mixreact_state {
 	bool fresh;			/* this ACK brought a new indication */
 };
 
-/* What lives in icsk_ca_priv. */
+/*
+ * What lives in icsk_ca_priv.
+ *
+ * get_info() runs without the socket lock: inet_diag and
+ * getsockopt(TCP_CC_INFO) hold only RCU, so it can run while release()
+ * frees st and the next algorithm's init() writes over this area.  It must
+ * therefore never follow st: what it reports is a copy of the telemetry,
+ * kept here in scalars written with WRITE_ONCE() under the socket lock and
+ * read with READ_ONCE(), as tcp_bbr and tcp_dctcp report from their
+ * private area.  A racing reader gets stale or mixed figures, never a
+ * freed or foreign pointer.
+ */
 struct mixreact {
 	struct mixreact_state *st;	/* NULL: behave as Reno */
-	bool no_state;			/* the allocation failed */
+	struct synctcp_mixreact_info diag; /* what get_info() reports */
 };
 
+/* The state; only under the socket lock (never in get_info()). */
 static struct mixreact_state *mixreact_state(const struct sock *sk)
 {
 	const struct mixreact *ca = inet_csk_ca(sk);
 
 	return ca->st;
+}
+
+static u8 mixreact_info_flags(const struct mixreact_state *st)
+{
+	return (st->q.loss_seen ? SYNCTCP_F_LOSS_SEEN : 0) |
+	       (synctcp_mixreact_is_decrease(st->react.action) ?
+		SYNCTCP_F_CONGESTED : 0) |
+	       (st->clock.rate_confirmed ? SYNCTCP_F_RATE_KNOWN : 0);
+}
+
+/*
+ * Copy the telemetry of the state into the private area, for get_info().
+ * Called, under the socket lock, after every change of what it reports.
+ */
+static void mixreact_publish(struct mixreact *ca)
+{
+	const struct mixreact_state *st = ca->st;
+	struct synctcp_mixreact_info *d = &ca->diag;
+
+	WRITE_ONCE(d->hdr.sti_module, SYNCTCP_MOD_MIXREACT);
+	if (!st) {
+		WRITE_ONCE(d->mix_flags, SYNCTCP_MIXF_NO_STATE);
+		return;
+	}
+	WRITE_ONCE(d->hdr.sti_source, st->source);
+	WRITE_ONCE(d->hdr.sti_flags, mixreact_info_flags(st));
+	WRITE_ONCE(d->hdr.sti_peer_clock, st->source == SYNCTCP_SRC_TS ?
+		   synctcp_clock_code(st->clock.peer_hz) : 0);
+	WRITE_ONCE(d->qdelay_avg_us, synctcp_syncmix_avg_us(&st->detect));
+	WRITE_ONCE(d->max_qdelay_us, st->q.max_qdelay_us);
+	WRITE_ONCE(d->trend, st->detect.trend);
+	WRITE_ONCE(d->region, st->detect.region);
+	WRITE_ONCE(d->action, st->react.action);
+	WRITE_ONCE(d->mix_flags, st->detect.last_flat ? SYNCTCP_MIXF_FLAT : 0);
+	WRITE_ONCE(d->increases, (u16)st->react.increases);
+	WRITE_ONCE(d->decreases, (u16)st->react.decreases);
 }
 
 static void mixreact_init(struct sock *sk)
@@ -146,9 +201,9 @@ static void mixreact_init(struct sock *sk)
 
 	st = kzalloc(sizeof(*st), GFP_NOWAIT | __GFP_NOWARN);
 	ca->st = st;
-	ca->no_state = !st;
 	if (!st) {
 		atomic_inc(&mixreact_alloc_failures);
+		mixreact_publish(ca);
 		return;
 	}
 	synctcp_tsclock_init(&st->clock, synctcp_own_tick_us(tcp_sk(sk)));
@@ -156,6 +211,7 @@ static void mixreact_init(struct sock *sk)
 	synctcp_qdelay_reset(&st->q);
 	synctcp_syncmix_init(&st->detect);
 	synctcp_mixreact_reset(&st->react);
+	mixreact_publish(ca);
 }
 
 static void mixreact_release(struct sock *sk)
@@ -178,12 +234,15 @@ static void mixreact_pkts_acked(struct sock *sk, const struct ack_sample *sample
 	res = synctcp_ack_qdelay(tcp_sk(sk), sample, READ_ONCE(source_mode),
 				 &st->clock, &st->q, &st->source,
 				 &st->prior_una);
-	if (res == SYNCTCP_OTT_SKIP)
-		return;
-	if (res == SYNCTCP_OTT_REBASED)
-		synctcp_syncmix_restart(&st->detect);
-	st->fresh = synctcp_syncmix_update(&st->detect, &st->q,
-					   READ_ONCE(preloss_max_ms) * USEC_PER_MSEC);
+	if (res != SYNCTCP_OTT_SKIP) {
+		if (res == SYNCTCP_OTT_REBASED)
+			synctcp_syncmix_restart(&st->detect);
+		st->fresh = synctcp_syncmix_update(&st->detect, &st->q,
+						   READ_ONCE(preloss_max_ms) *
+						   USEC_PER_MSEC);
+	}
+	/* also without a sample: the source and the clock rate may change */
+	mixreact_publish(inet_csk_ca(sk));
 }
 
 /* SyncMixReact: act on a new indication, else continue the one in force. */
@@ -204,6 +263,7 @@ static void mixreact_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 		synctcp_mixreact_decide(&st->react, st->detect.trend,
 					st->detect.region, &w,
 					tp->snd_cwnd_clamp);
+		mixreact_publish(inet_csk_ca(sk));
 	}
 	if (synctcp_mixreact_follows_reno(&st->react)) {
 		tcp_reno_cong_avoid(sk, ack, acked);
@@ -236,6 +296,7 @@ static void mixreact_set_state(struct sock *sk, u8 new_state)
 	case TCP_CA_CWR:
 		synctcp_mixreact_reset(&st->react);
 		st->fresh = false;
+		mixreact_publish(inet_csk_ca(sk));
 		break;
 	default:
 		break;
@@ -252,21 +313,18 @@ static void mixreact_cwnd_event(struct sock *sk, enum tcp_ca_event ev)
 	synctcp_syncmix_restart(&st->detect);
 	synctcp_mixreact_reset(&st->react);
 	st->fresh = false;
+	mixreact_publish(inet_csk_ca(sk));
 }
 
-static u8 mixreact_info_flags(const struct mixreact_state *st)
-{
-	return (st->q.loss_seen ? SYNCTCP_F_LOSS_SEEN : 0) |
-	       (synctcp_mixreact_is_decrease(st->react.action) ?
-		SYNCTCP_F_CONGESTED : 0) |
-	       (st->clock.rate_confirmed ? SYNCTCP_F_RATE_KNOWN : 0);
-}
-
+/*
+ * Runs without the socket lock (see struct mixreact): reads only the
+ * scalars of the private area, never the state behind ca->st.
+ */
 static size_t mixreact_get_info(struct sock *sk, u32 ext, int *attr,
 				union tcp_cc_info *info)
 {
 	const struct mixreact *ca = inet_csk_ca(sk);
-	const struct mixreact_state *st = ca->st;
+	const struct synctcp_mixreact_info *d = &ca->diag;
 	struct synctcp_mixreact_info *mi = (void *)info;
 
 	BUILD_BUG_ON(sizeof(*mi) > sizeof(*info));
@@ -276,23 +334,17 @@ static size_t mixreact_get_info(struct sock *sk, u32 ext, int *attr,
 
 	memset(mi, 0, sizeof(*mi));
 	mi->hdr.sti_module = SYNCTCP_MOD_MIXREACT;
-	if (!st) {
-		mi->mix_flags = ca->no_state ? SYNCTCP_MIXF_NO_STATE : 0;
-	} else {
-		mi->hdr.sti_source = st->source;
-		mi->hdr.sti_flags = mixreact_info_flags(st);
-		if (st->source == SYNCTCP_SRC_TS)
-			mi->hdr.sti_peer_clock =
-				synctcp_clock_code(st->clock.peer_hz);
-		mi->qdelay_avg_us = synctcp_syncmix_avg_us(&st->detect);
-		mi->max_qdelay_us = st->q.max_qdelay_us;
-		mi->trend = st->detect.trend;
-		mi->region = st->detect.region;
-		mi->action = st->react.action;
-		mi->mix_flags = st->detect.last_flat ? SYNCTCP_MIXF_FLAT : 0;
-		mi->increases = (u16)st->react.increases;
-		mi->decreases = (u16)st->react.decreases;
-	}
+	mi->hdr.sti_source = READ_ONCE(d->hdr.sti_source);
+	mi->hdr.sti_flags = READ_ONCE(d->hdr.sti_flags);
+	mi->hdr.sti_peer_clock = READ_ONCE(d->hdr.sti_peer_clock);
+	mi->qdelay_avg_us = READ_ONCE(d->qdelay_avg_us);
+	mi->max_qdelay_us = READ_ONCE(d->max_qdelay_us);
+	mi->trend = READ_ONCE(d->trend);
+	mi->region = READ_ONCE(d->region);
+	mi->action = READ_ONCE(d->action);
+	mi->mix_flags = READ_ONCE(d->mix_flags);
+	mi->increases = READ_ONCE(d->increases);
+	mi->decreases = READ_ONCE(d->decreases);
 	*attr = SYNCTCP_DIAG_ATTR;
 	return sizeof(*mi);
 }

@@ -37,9 +37,18 @@
  * Notable differences from the dissertation (docs/sync-tcp.md says why):
  *  - A halving also sets ssthresh to the new cwnd, as an ECN response does,
  *    so that growth resumes in congestion avoidance, not slow start.
- *  - Loss recovery starts the same "once per RTT" hold as a halving, so a
- *    loss and the delay signal of one episode cost one reduction.
+ *  - Loss recovery starts the same "once per RTT" hold as a halving, and
+ *    a loss detected within the round trip of a halving keeps cwnd
+ *    (ssthresh = cwnd, not Reno's cwnd / 2), so a loss and the delay
+ *    signal of one episode cost one reduction, in either order.
  *  - The detection threshold is a module parameter (default 50%).
+ *  - The minimum OTT is that of the last 30 to 60 s (two 30 s windows), not
+ *    of the whole connection, and a sample farther from it than 2 srtt +
+ *    100 ms is dropped (64 such in a row restart the estimator: a clock
+ *    step).  The dissertation trusts every sample for ever; here one
+ *    forged or broken sample could otherwise steer the flow for good.
+ *  - With RFC 7323 timestamps, a TSval that jumps (or wraps after a long
+ *    idle) against our clock by more than 2 s restarts the OTT base.
  */
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -143,6 +152,19 @@ static void sync_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 }
 
 /*
+ * Reno's cwnd / 2 on a loss, unless our own halving of this round trip
+ * already answered the episode the loss belongs to: then once is enough.
+ */
+static u32 sync_ssthresh(struct sock *sk)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	struct sync *ca = inet_csk_ca(sk);
+
+	return synctcp_pcwnd_ssthresh(&ca->react, tp->snd_una,
+				      tcp_snd_cwnd(tp));
+}
+
+/*
  * Loss recovery (fast retransmit or RTO) enables the detector, once the
  * estimator has samples that measured the queue up to the loss.
  */
@@ -156,11 +178,18 @@ static void sync_set_state(struct sock *sk, u8 new_state)
 	synctcp_pcwnd_hold(&ca->react, tcp_sk(sk)->snd_nxt);
 }
 
+/*
+ * Runs without the socket lock (inet_diag, getsockopt(TCP_CC_INFO): RCU
+ * only), perhaps while the next algorithm's init() writes over the area:
+ * it reads scalars of icsk_ca_priv once each and follows no pointer.
+ */
 static size_t sync_get_info(struct sock *sk, u32 ext, int *attr,
 			    union tcp_cc_info *info)
 {
 	const struct sync *ca = inet_csk_ca(sk);
 	struct synctcp_sync_info *si = (void *)info;
+	s64 min_ott, max_ott;
+	u8 source;
 
 	BUILD_BUG_ON(sizeof(*si) > sizeof(*info));
 	if (!(ext & (1 << (INET_DIAG_INFO - 1)) ||
@@ -168,26 +197,30 @@ static size_t sync_get_info(struct sock *sk, u32 ext, int *attr,
 		return 0;
 
 	memset(si, 0, sizeof(*si));
+	source = READ_ONCE(ca->source);
 	si->hdr.sti_module = SYNCTCP_MOD_SYNC;
-	si->hdr.sti_source = ca->source;
-	si->hdr.sti_flags = (ca->q.loss_seen ? SYNCTCP_F_LOSS_SEEN : 0) |
-			    (ca->congested ? SYNCTCP_F_CONGESTED : 0) |
+	si->hdr.sti_source = source;
+	si->hdr.sti_flags = (READ_ONCE(ca->q.loss_seen) ? SYNCTCP_F_LOSS_SEEN : 0) |
+			    (READ_ONCE(ca->congested) ? SYNCTCP_F_CONGESTED : 0) |
 			    (ca->clock.rate_confirmed ? SYNCTCP_F_RATE_KNOWN : 0);
-	if (ca->source == SYNCTCP_SRC_TS)
-		si->hdr.sti_peer_clock = synctcp_clock_code(ca->clock.peer_hz);
-	if (synctcp_qdelay_valid(&ca->q))
-		si->min_ott_us = (s32)clamp_t(s64, ca->q.min_ott_us, S32_MIN, S32_MAX);
-	si->qdelay_us = ca->q.qdelay_us;
-	si->max_qdelay_us = ca->q.max_qdelay_us;
-	si->signals = (u16)ca->react.signals;
-	si->reductions = (u16)ca->react.reductions;
+	if (source == SYNCTCP_SRC_TS)
+		si->hdr.sti_peer_clock =
+			synctcp_clock_code(READ_ONCE(ca->clock.peer_hz));
+	min_ott = READ_ONCE(ca->q.min_ott_us);
+	max_ott = READ_ONCE(ca->q.max_ott_us);
+	if (min_ott <= max_ott)
+		si->min_ott_us = (s32)clamp_t(s64, min_ott, S32_MIN, S32_MAX);
+	si->qdelay_us = READ_ONCE(ca->q.qdelay_us);
+	si->max_qdelay_us = READ_ONCE(ca->q.max_qdelay_us);
+	si->signals = (u16)READ_ONCE(ca->react.signals);
+	si->reductions = (u16)READ_ONCE(ca->react.reductions);
 	*attr = SYNCTCP_DIAG_ATTR;
 	return sizeof(*si);
 }
 
 static struct tcp_congestion_ops tcp_sync __read_mostly = {
 	.init		= sync_init,
-	.ssthresh	= tcp_reno_ssthresh,
+	.ssthresh	= sync_ssthresh,
 	.cong_avoid	= sync_cong_avoid,
 	.undo_cwnd	= tcp_reno_undo_cwnd,
 	.set_state	= sync_set_state,

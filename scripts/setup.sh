@@ -13,6 +13,7 @@ pkgs=(build-essential bc flex bison libelf-dev kmod
       iperf3 iproute2 tcpdump ethtool procps python3-pip
       dkms gpsd gpsd-clients chrony pps-tools mokutil
       linux-source-6.1 libssl-dev ccache dwarves
+      clang libclang-rt-14-dev   # libFuzzer: make fuzz, and make unit's short pass
       busybox-static file iputils-ping   # virtme-ng: its initramfs, its static check; ping: kernel tests
       stress-ng   # the platform tests: a busy host must not change simulated-time figures
       mininet)   # Mininet 2.3 (python3-mininet for the system python; no Open vSwitch: docs/mininet.md)

@@ -118,6 +118,46 @@ static bool synctcp_tsclock_estimate(struct synctcp_tsclock *c, u32 tsval,
 	return true;
 }
 
+/*
+ * Start a new OTT base at this ACK, keeping the peer's clock rate: after a
+ * long idle (a 1 MHz TSval wraps its sign in 35.8 minutes) or a jump of a
+ * TS clock, the differences to the last sample mean nothing.
+ */
+static void synctcp_tsclock_resync(struct synctcp_tsclock *c, u32 tsval,
+				   u32 tsecr, u32 now_us)
+{
+	c->last_tsval = tsval;
+	c->last_tsecr = tsecr;
+	c->est_tsval = tsval;
+	c->est_start_us = now_us;
+	c->peer_rem = 0;
+	c->pending_hz = 0;
+	c->ott_us = 0;
+}
+
+/*
+ * Do the clocks disagree?  Since the start of the estimation window, the
+ * peer's clock advanced by about as much as ours (the difference is the
+ * change of the reverse OTT and of the ACK delay): a difference beyond
+ * SYNCTCP_TS_RESYNC_US either way is a jump, or a wrap of the u32 clocks
+ * that the local one did not share.  Only once the peer's rate is known.
+ */
+static bool synctcp_tsclock_jumped(const struct synctcp_tsclock *c,
+				   u32 tsval, u32 now_us)
+{
+	u32 elapsed = now_us - c->est_start_us;
+	s32 ticks = (s32)(tsval - c->est_tsval);
+	s64 peer_us;
+
+	if (!c->rate_confirmed)
+		return false;
+	if (ticks < 0)
+		return elapsed >= SYNCTCP_TS_RESYNC_US;
+	peer_us = (s64)div_u64((u64)ticks * USEC_PER_SEC, c->peer_hz);
+	return peer_us > (s64)elapsed + SYNCTCP_TS_RESYNC_US ||
+	       peer_us + SYNCTCP_TS_RESYNC_US < (s64)elapsed;
+}
+
 /**
  * synctcp_ott_ts_sample - forward OTT (+ offset) from one ACK's timestamps
  * @c: per-connection timestamp clock state
@@ -127,7 +167,10 @@ static bool synctcp_tsclock_estimate(struct synctcp_tsclock *c, u32 tsval,
  * @ott_us: the sample, on a base that only changes with a REBASED result
  *
  * Backwards (reordered) TSval or TSecr give no sample; a repeated TSval
- * is a valid sample (the peer clock did not tick).
+ * is a valid sample (the peer clock did not tick).  Once the peer's rate
+ * is known, a TSval whose advance disagrees with our clock's by more than
+ * SYNCTCP_TS_RESYNC_US (a long idle, a clock jump) restarts the OTT base
+ * at this ACK: REBASED.
  */
 enum synctcp_ott_result synctcp_ott_ts_sample(struct synctcp_tsclock *c,
 					      u32 tsval, u32 tsecr,
@@ -146,10 +189,29 @@ enum synctcp_ott_result synctcp_ott_ts_sample(struct synctcp_tsclock *c,
 		c->ott_us = 0;
 		return SYNCTCP_OTT_SKIP;
 	}
+	if (synctcp_tsclock_jumped(c, tsval, now_us)) {
+		synctcp_tsclock_resync(c, tsval, tsecr, now_us);
+		*ott_us = 0;
+		return SYNCTCP_OTT_REBASED;
+	}
 	dval = (s32)(tsval - c->last_tsval);
 	decr = (s32)(tsecr - c->last_tsecr);
-	if (dval < 0 || decr < 0)
+	if (dval < 0)
 		return SYNCTCP_OTT_SKIP;
+	if (decr < 0) {
+		/*
+		 * Our own TSval is echoed: it can only go back on reordering,
+		 * which is brief, or after our clock wrapped its sign (1 MHz
+		 * TSvals, idle > 35.8 min): resync then.
+		 */
+		if (now_us - c->est_start_us < SYNCTCP_TS_RESYNC_US)
+			return SYNCTCP_OTT_SKIP;
+		synctcp_tsclock_resync(c, tsval, tsecr, now_us);
+		if (!c->rate_confirmed)
+			return SYNCTCP_OTT_SKIP;
+		*ott_us = 0;
+		return SYNCTCP_OTT_REBASED;
+	}
 
 	c->ott_us += (s64)synctcp_peer_ticks_to_us(c, (u32)dval) -
 		     (s64)decr * c->own_tick_us;
@@ -199,4 +261,79 @@ void synctcp_qdelay_update(struct synctcp_qdelay *q, s64 ott_us)
 		q->max_ott_us = ott_us;
 	q->qdelay_us = synctcp_clamp_us(ott_us - q->min_ott_us);
 	q->max_qdelay_us = synctcp_clamp_us(q->max_ott_us - q->min_ott_us);
+}
+
+/**
+ * synctcp_qdelay_bound_us - largest plausible |OTT - min OTT|
+ * @srtt_us: the connection's smoothed RTT (us), 0 when unknown
+ *
+ * A forward queuing delay is part of the round trip, so it cannot be much
+ * larger than srtt; twice srtt plus 100 ms leaves room for srtt's lag.
+ *
+ * Return: the bound (us), 0 (no bound) while srtt is unknown.
+ */
+u32 synctcp_qdelay_bound_us(u32 srtt_us)
+{
+	if (!srtt_us)
+		return 0;
+	return (u32)min_t(u64, U32_MAX,
+			  2ULL * srtt_us + SYNCTCP_QDELAY_BOUND_SLACK_US);
+}
+
+static bool synctcp_qdelay_plausible(const struct synctcp_qdelay *q,
+				     s64 ott_us, u32 bound_us)
+{
+	if (!bound_us || !synctcp_qdelay_valid(q))
+		return true;
+	return ott_us >= q->min_ott_us - (s64)bound_us &&
+	       ott_us <= q->min_ott_us + (s64)bound_us;
+}
+
+/**
+ * synctcp_qdelay_sample - one OTT sample into the estimator, if plausible
+ * @q: estimator state
+ * @ott_us: the sample
+ * @now_us: local clock (us)
+ * @bound_us: largest plausible |OTT - min OTT| (synctcp_qdelay_bound_us()),
+ *	      0 for none
+ *
+ * A sample farther than @bound_us from the minimum is dropped: one forged
+ * or broken sample (an OTT of -119 s made every later one look like a
+ * full queue) cannot move the minimum or the maximum.  After
+ * SYNCTCP_QDELAY_MAX_REJECTS in a row the shift is taken as real (a clock
+ * step) and the estimator restarts at the sample.  The minimum is that of
+ * the last one to two windows, so a sample within the bound that lowered
+ * it wrongly ages out within two windows.
+ *
+ * Return: SKIP when the sample was dropped; OK when it was taken; REBASED
+ * when the estimator restarted at it (history measured against the old
+ * minimum must be dropped too).
+ */
+enum synctcp_ott_result synctcp_qdelay_sample(struct synctcp_qdelay *q,
+					      s64 ott_us, u64 now_us,
+					      u32 bound_us)
+{
+	enum synctcp_ott_result res = SYNCTCP_OTT_OK;
+	u32 now = (u32)(now_us >> 10);
+
+	if (!synctcp_qdelay_plausible(q, ott_us, bound_us)) {
+		if (++q->rejects < SYNCTCP_QDELAY_MAX_REJECTS)
+			return SYNCTCP_OTT_SKIP;
+		synctcp_qdelay_reset(q);
+		res = SYNCTCP_OTT_REBASED;
+	}
+	q->rejects = 0;
+	if (!synctcp_qdelay_valid(q)) {
+		q->win_min_us = ott_us;
+		q->win_start = now;
+	} else if (now - q->win_start >= SYNCTCP_MIN_OTT_WIN) {
+		/* the minimum of the window before this one ages out */
+		q->min_ott_us = q->win_min_us;
+		q->win_min_us = ott_us;
+		q->win_start = now;
+	} else if (ott_us < q->win_min_us) {
+		q->win_min_us = ott_us;
+	}
+	synctcp_qdelay_update(q, ott_us);
+	return res;
 }

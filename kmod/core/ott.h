@@ -37,6 +37,17 @@ enum synctcp_ott_result {
 #define SYNCTCP_TS_DEFAULT_HZ		1000U
 /* Length of one clock-rate estimation window (us). */
 #define SYNCTCP_TS_EST_WINDOW_US	(1000U * 1000U)
+/*
+ * A TSval whose advance differs from our clock's by more than this (us)
+ * is a jump or a wrap, not the change of a reverse OTT: resync.
+ */
+#define SYNCTCP_TS_RESYNC_US		(2U * 1000U * 1000U)
+/* One window of the windowed minimum OTT, in units of 1024 us (~30 s). */
+#define SYNCTCP_MIN_OTT_WIN		(30U * 1000U * 1000U / 1024U)
+/* Implausible samples in a row that mean a lasting shift: restart. */
+#define SYNCTCP_QDELAY_MAX_REJECTS	64U
+/* Plausible |OTT - min OTT|: 2 srtt plus this slack (us). */
+#define SYNCTCP_QDELAY_BOUND_SLACK_US	(100U * 1000U)
 /* A rate estimate snaps to a known clock when within 1/4 of it. */
 #define SYNCTCP_TS_SNAP_SHIFT		2
 
@@ -71,12 +82,22 @@ struct synctcp_tsclock {
  * second, until the peer's clock rate is confirmed, and slow start usually
  * loses before then) says nothing about the maximum measured afterwards.
  * A reset (an OTT rebase) forgets the loss with the maximum.
+ *
+ * Nothing from the peer is trusted for ever (synctcp_qdelay_sample()):
+ * the minimum is that of the last one to two windows of
+ * SYNCTCP_MIN_OTT_WIN_US, as BBR's min_rtt expires, so a sample that
+ * lowered it wrongly ages out; and a sample farther from the minimum than
+ * the connection's round trip allows is rejected, unless
+ * SYNCTCP_QDELAY_MAX_REJECTS of them in a row show a lasting shift.
  */
 struct synctcp_qdelay {
-	s64 min_ott_us;		/* smallest OTT seen (us, with offset) */
+	s64 min_ott_us;		/* smallest OTT of the last 1-2 windows (us) */
 	s64 max_ott_us;		/* largest OTT seen (us, with offset) */
+	s64 win_min_us;		/* smallest OTT of the current window */
 	u32 qdelay_us;		/* current queuing delay: OTT - min OTT */
 	u32 max_qdelay_us;	/* largest queuing delay: max OTT - min OTT */
+	u32 win_start;		/* local time the window began, us >> 10 */
+	u16 rejects;		/* implausible samples in a row */
 	bool loss_seen;		/* a loss after the first sample: max is trusted */
 };
 
@@ -101,5 +122,9 @@ u8 synctcp_clock_code(u32 hz);
 
 void synctcp_qdelay_reset(struct synctcp_qdelay *q);
 void synctcp_qdelay_update(struct synctcp_qdelay *q, s64 ott_us);
+u32 synctcp_qdelay_bound_us(u32 srtt_us);
+enum synctcp_ott_result synctcp_qdelay_sample(struct synctcp_qdelay *q,
+					      s64 ott_us, u64 now_us,
+					      u32 bound_us);
 
 #endif /* SYNCTCP_OTT_H */

@@ -168,6 +168,11 @@ synctcp_ack_ott(const struct tcp_sock *tp, struct synctcp_tsclock *clock,
  * @source: the connection's enum synctcp_ott_source (NONE until chosen)
  * @prior_una: snd_una after the previous ACK (set to snd_una in init)
  *
+ * The sample goes through synctcp_qdelay_sample(): one farther from the
+ * minimum than twice srtt (plus 100 ms) is dropped, and the minimum ages
+ * out, so that no single sample, forged or broken, steers the flow for
+ * ever.
+ *
  * Return: SKIP when @q did not change; OK when it took a new sample;
  * REBASED when it was reset and took the first sample of a new base, so
  * that any history measured against the old base must be dropped too.
@@ -178,7 +183,7 @@ synctcp_ack_qdelay(const struct tcp_sock *tp, const struct ack_sample *sample,
 		   struct synctcp_qdelay *q, u8 *source, u32 *prior_una)
 {
 	bool advanced = after(tp->snd_una, *prior_una);
-	enum synctcp_ott_result res;
+	enum synctcp_ott_result res, qres;
 	s64 ott_us;
 
 	*prior_una = tp->snd_una;
@@ -189,8 +194,10 @@ synctcp_ack_qdelay(const struct tcp_sock *tp, const struct ack_sample *sample,
 		return res;
 	if (res == SYNCTCP_OTT_REBASED)
 		synctcp_qdelay_reset(q);
-	synctcp_qdelay_update(q, ott_us);
-	return res;
+	/* After a reset the sample is always taken: res stays REBASED. */
+	qres = synctcp_qdelay_sample(q, ott_us, tp->tcp_mstamp,
+				     synctcp_qdelay_bound_us(tp->srtt_us >> 3));
+	return qres == SYNCTCP_OTT_OK ? res : qres;
 }
 
 #endif /* SYNCTCP_OTT_GLUE_H */

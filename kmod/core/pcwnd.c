@@ -14,15 +14,40 @@ void synctcp_pcwnd_hold(struct synctcp_pcwnd *r, u32 snd_nxt)
 {
 	r->hold_seq = snd_nxt;
 	r->holding = true;
+	r->cut_holding = false;
 }
 
-/* Has a round trip passed since the last reduction? */
+/*
+ * Has a round trip passed since the last reduction?  Asked on every ACK,
+ * signal or not: a hold left in force while more than 2^31 bytes are
+ * acknowledged would make before(snd_una, hold_seq) true again.
+ */
 static bool synctcp_pcwnd_may_reduce(struct synctcp_pcwnd *r, u32 snd_una)
 {
 	if (r->holding && before(snd_una, r->hold_seq))
 		return false;
 	r->holding = false;
 	return true;
+}
+
+/**
+ * synctcp_pcwnd_ssthresh - ssthresh on entering loss recovery
+ * @r: reaction state
+ * @snd_una: first unacknowledged sequence number
+ * @cwnd: cwnd now (segments)
+ *
+ * Reno halves cwnd on a loss.  A loss detected within the round trip of
+ * our own delay halving belongs to the same congestion episode, which has
+ * been answered: keep cwnd (at least 2), so that the episode costs one
+ * halving, as "at most once per RTT" promises.
+ *
+ * Return: the new ssthresh (segments).
+ */
+u32 synctcp_pcwnd_ssthresh(struct synctcp_pcwnd *r, u32 snd_una, u32 cwnd)
+{
+	if (r->cut_holding && !synctcp_pcwnd_may_reduce(r, snd_una))
+		return max_t(u32, cwnd, SYNCTCP_MIN_CWND);
+	return max_t(u32, cwnd >> 1, SYNCTCP_MIN_CWND);
 }
 
 /**
@@ -41,15 +66,18 @@ enum synctcp_pcwnd_action
 synctcp_pcwnd_react(struct synctcp_pcwnd *r, bool congested,
 		    u32 snd_una, u32 snd_nxt, struct synctcp_cwnd *w)
 {
+	bool may_reduce = synctcp_pcwnd_may_reduce(r, snd_una);
+
 	if (!congested)
 		return SYNCTCP_PCWND_GROW;
 	r->signals++;
-	if (!synctcp_pcwnd_may_reduce(r, snd_una))
+	if (!may_reduce)
 		return SYNCTCP_PCWND_HOLD;
 	w->cwnd = max_t(u32, w->cwnd >> 1,
 			min_t(u32, w->cwnd, SYNCTCP_MIN_CWND));
 	w->ssthresh = w->cwnd;
 	r->reductions++;
 	synctcp_pcwnd_hold(r, snd_nxt);
+	r->cut_holding = true;
 	return SYNCTCP_PCWND_HALVED;
 }

@@ -27,6 +27,7 @@ struct synctcp_pcwnd {
 	u32 signals;		/* ACKs that signalled congestion */
 	u32 reductions;		/* cwnd halvings made */
 	bool holding;		/* hold_seq is in force */
+	bool cut_holding;	/* ... and was started by our own halving */
 };
 
 struct synctcp_cwnd {
@@ -35,6 +36,7 @@ struct synctcp_cwnd {
 };
 
 void synctcp_pcwnd_hold(struct synctcp_pcwnd *r, u32 snd_nxt);
+u32 synctcp_pcwnd_ssthresh(struct synctcp_pcwnd *r, u32 snd_una, u32 cwnd);
 enum synctcp_pcwnd_action
 synctcp_pcwnd_react(struct synctcp_pcwnd *r, bool congested,
 		    u32 snd_una, u32 snd_nxt, struct synctcp_cwnd *w);

@@ -3,9 +3,10 @@
  * Kernel/user-space compatibility for the synctcp algorithm cores.
  *
  * The cores (ott.c, pqlen.c, pcwnd.c, ...) are plain C that the kernel
- * modules compile in and the user-space unit tests and fuzzers compile
- * as they are, so the tests run exactly the code the kernel runs.  This
- * header gives both worlds the few kernel types and helpers the cores use.
+ * modules compile in and the user-space unit tests and fuzzers
+ * (kmod/tests, kmod/tests/fuzz) compile as they are, so the tests run
+ * exactly the code the kernel runs.  This header gives both worlds the
+ * few kernel types and helpers the cores use.
  */
 #ifndef SYNCTCP_COMPAT_H
 #define SYNCTCP_COMPAT_H

@@ -225,6 +225,78 @@ TEST(rate_change_needs_two_windows_and_rebases)
 	CHECK_EQ(c.peer_hz, 250);
 }
 
+/*
+ * Item 5 of issue 15: after an idle longer than 2^31 ticks of a 1 MHz peer
+ * clock (35.8 min) every later TSval looked older than the last one: about
+ * 190k ACKs gave no sample and the detector was off for ~32 minutes.  The
+ * sampler must resynchronize on the first ACKs after the idle.
+ */
+static void check_resumes_after_idle(u32 peer_hz, u64 idle_us)
+{
+	struct path p;
+	u64 t, t1;
+	int before;
+
+	path_init(&p, peer_hz, 77, 3000000000u);
+	for (t = 0; t < 3000000; t += 2000)
+		path_ack(&p, t, triangle_q_us(t));
+	CHECK(p.c.rate_confirmed);
+	t1 = t + idle_us;
+	before = p.samples;
+	/* 3 s of ACKs after the idle, over the same triangle queue */
+	for (t = t1; t < t1 + 3000000; t += 2000)
+		path_ack(&p, t, triangle_q_us(t - t1));
+	CHECK(p.samples - before > 1000);
+	CHECK_EQ(p.c.peer_hz, peer_hz);
+	CHECK_NEAR(p.q.max_qdelay_us, 30000, 3000);
+	path_ack(&p, t, 0);
+	CHECK_NEAR(p.q.qdelay_us, 0, 3000);
+}
+
+TEST(sampler_resumes_after_40_min_idle_of_a_1mhz_peer)
+{
+	check_resumes_after_idle(1000000, 40ULL * 60 * 1000000);
+}
+
+TEST(sampler_resumes_after_80_min_idle_of_a_1khz_peer)
+{
+	check_resumes_after_idle(1000, 80ULL * 60 * 1000000);
+}
+
+/*
+ * A forward jump of the peer's TSval (a clock step, a reboot of a TS
+ * offset) made every later OTT look like a full queue: max qdelay stuck
+ * at the jump.  It must restart the OTT base instead.
+ */
+static void check_tsval_jump(u32 peer_hz, s64 jump_ticks)
+{
+	struct path p;
+	u64 t;
+	int rebased = 0;
+
+	path_init(&p, peer_hz, 5, 100);
+	for (t = 0; t < 3000000; t += 2000)
+		path_ack(&p, t, triangle_q_us(t));
+	p.peer_off += (u32)jump_ticks;
+	for (; t < 6000000; t += 2000)
+		rebased += path_ack(&p, t, triangle_q_us(t)) == SYNCTCP_OTT_REBASED;
+	CHECK(rebased >= 1);
+	CHECK_EQ(p.c.peer_hz, peer_hz);
+	CHECK_NEAR(p.q.max_qdelay_us, 30000, 3000);
+}
+
+TEST(forward_tsval_jump_restarts_the_base)
+{
+	check_tsval_jump(1000, 10000);			/* +10 s */
+	check_tsval_jump(1000000, 3000000000LL);	/* +50 min, past 2^31 */
+}
+
+TEST(backward_tsval_jump_restarts_the_base)
+{
+	check_tsval_jump(1000, -10000);
+	check_tsval_jump(1000000, -100000000LL);
+}
+
 TEST(snap_to_known_rates)
 {
 	CHECK_EQ(synctcp_snap_clock_hz(1180), 1000);
@@ -284,6 +356,125 @@ TEST(loss_counts_only_once_sampled_and_reset_forgets_it)
 	CHECK(!q.loss_seen);
 }
 
+/*
+ * Item 2 of issue 15: nothing from the peer is trusted for ever.  The
+ * samples of a 20 ms path with a 0-30 ms triangle queue, one every 2 ms
+ * from @t0_us, taken with the bound of a 50 ms srtt (200 ms).
+ */
+static void feed_path(struct synctcp_qdelay *q, u64 t0_us, u64 len_us,
+		      s64 base_us)
+{
+	u64 t;
+
+	for (t = t0_us; t < t0_us + len_us; t += 2000)
+		synctcp_qdelay_sample(q, base_us + triangle_q_us(t), t,
+				      synctcp_qdelay_bound_us(50000));
+}
+
+TEST(forged_far_ott_is_rejected_and_steers_nothing)
+{
+	struct synctcp_qdelay q, raw;
+	u32 max_before;
+
+	synctcp_qdelay_reset(&q);
+	feed_path(&q, 0, 1200000, 20000);
+	synctcp_qdelay_on_loss(&q);
+	max_before = q.max_qdelay_us;
+	CHECK_NEAR(max_before, 30000, 100);
+	CHECK_EQ(synctcp_qdelay_bound_us(50000), 200000);
+	/* one option echoing -119 s: inside the +-120 s sanity bound */
+	CHECK_EQ(synctcp_qdelay_sample(&q, -119000000LL, 1200000,
+				       synctcp_qdelay_bound_us(50000)),
+		 SYNCTCP_OTT_SKIP);
+	CHECK_EQ(q.min_ott_us, 20000);
+	CHECK_EQ(q.max_qdelay_us, max_before);
+	CHECK_EQ(synctcp_qdelay_sample(&q, 25000, 1202000,
+				       synctcp_qdelay_bound_us(50000)),
+		 SYNCTCP_OTT_OK);
+	CHECK_EQ(q.qdelay_us, 5000);
+	/* and +119 s would have made max qdelay meaningless */
+	CHECK_EQ(synctcp_qdelay_sample(&q, 119000000LL, 1204000,
+				       synctcp_qdelay_bound_us(50000)),
+		 SYNCTCP_OTT_SKIP);
+	CHECK_EQ(q.max_qdelay_us, max_before);
+
+	/* what the unfiltered estimator made of it: every sample a full queue */
+	synctcp_qdelay_reset(&raw);
+	synctcp_qdelay_update(&raw, 20000);
+	synctcp_qdelay_update(&raw, -119000000LL);
+	synctcp_qdelay_update(&raw, 20000);
+	CHECK(raw.qdelay_us > 119000000U);
+}
+
+TEST(forged_low_ott_within_the_bound_ages_out)
+{
+	struct synctcp_qdelay q;
+
+	synctcp_qdelay_reset(&q);
+	feed_path(&q, 0, 1000000, 20000);
+	CHECK_EQ(synctcp_qdelay_sample(&q, 20000 - 150000, 1000000,
+				       synctcp_qdelay_bound_us(50000)),
+		 SYNCTCP_OTT_OK);
+	CHECK_EQ(q.min_ott_us, -130000);
+	/* two windows of 30 s later the minimum is the path's again */
+	feed_path(&q, 1002000, 2ULL * 31 * 1000000, 20000);
+	CHECK_EQ(q.min_ott_us, 20000);
+	synctcp_qdelay_sample(&q, 20000, 70000000, synctcp_qdelay_bound_us(50000));
+	CHECK_EQ(q.qdelay_us, 0);
+}
+
+TEST(lasting_shift_is_relearned_after_max_rejects)
+{
+	struct synctcp_qdelay q;
+	u32 i;
+
+	synctcp_qdelay_reset(&q);
+	feed_path(&q, 0, 1000000, 20000);
+	/* the hosts' clocks step by -10 s: every sample is far off */
+	for (i = 1; i < SYNCTCP_QDELAY_MAX_REJECTS; i++)
+		CHECK_EQ(synctcp_qdelay_sample(&q, -10000000 + 20000,
+					       1000000 + i * 2000,
+					       synctcp_qdelay_bound_us(50000)),
+			 SYNCTCP_OTT_SKIP);
+	CHECK_EQ(synctcp_qdelay_sample(&q, -10000000 + 20000, 1200000,
+				       synctcp_qdelay_bound_us(50000)),
+		 SYNCTCP_OTT_REBASED);
+	CHECK_EQ(q.min_ott_us, -10000000 + 20000);
+	CHECK(!q.loss_seen);
+	feed_path(&q, 1202000, 1000000, -10000000 + 20000);
+	CHECK_NEAR(q.max_qdelay_us, 30000, 100);
+}
+
+TEST(interleaved_genuine_samples_keep_a_forger_from_the_restart)
+{
+	struct synctcp_qdelay q;
+	u32 i;
+
+	synctcp_qdelay_reset(&q);
+	feed_path(&q, 0, 1000000, 20000);
+	for (i = 0; i < 10 * SYNCTCP_QDELAY_MAX_REJECTS; i++) {
+		u64 t = 1000000 + i * 2000;
+		s64 ott = i % 2 ? 20000 + 1000 : -119000000LL;
+
+		CHECK(synctcp_qdelay_sample(&q, ott, t,
+					    synctcp_qdelay_bound_us(50000)) !=
+		      SYNCTCP_OTT_REBASED);
+	}
+	CHECK_EQ(q.min_ott_us, 20000);
+}
+
+TEST(min_ott_follows_a_longer_path_within_two_windows)
+{
+	struct synctcp_qdelay q;
+
+	synctcp_qdelay_reset(&q);
+	feed_path(&q, 0, 10000000, 20000);
+	/* the route changes: the forward OTT is 40 ms from t = 10 s */
+	feed_path(&q, 10000000, 2ULL * 31 * 1000000, 40000);
+	CHECK_EQ(q.min_ott_us, 40000);
+	CHECK_EQ(synctcp_qdelay_bound_us(0), 0);	/* no srtt: no bound */
+}
+
 static const struct harness_test tests[] = {
 	T(peer_clock_1khz_is_estimated_and_qdelay_exact),
 	T(peer_clock_250hz_is_estimated_and_qdelay_exact),
@@ -296,10 +487,19 @@ static const struct harness_test tests[] = {
 	T(repeated_tsval_gives_a_sample_of_the_same_peer_time),
 	T(backwards_tsval_or_tsecr_is_ignored),
 	T(rate_change_needs_two_windows_and_rebases),
+	T(sampler_resumes_after_40_min_idle_of_a_1mhz_peer),
+	T(sampler_resumes_after_80_min_idle_of_a_1khz_peer),
+	T(forward_tsval_jump_restarts_the_base),
+	T(backward_tsval_jump_restarts_the_base),
 	T(snap_to_known_rates),
 	T(qdelay_is_ott_minus_min_and_max_is_max_minus_min),
 	T(loss_counts_only_once_sampled_and_reset_forgets_it),
 	T(negative_offset_otts_are_handled),
+	T(forged_far_ott_is_rejected_and_steers_nothing),
+	T(forged_low_ott_within_the_bound_ages_out),
+	T(lasting_shift_is_relearned_after_max_rejects),
+	T(interleaved_genuine_samples_keep_a_forger_from_the_restart),
+	T(min_ott_follows_a_longer_path_within_two_windows),
 };
 
 HARNESS_MAIN("ott", tests)

@@ -199,6 +199,66 @@ TEST(hold_works_across_sequence_wraparound)
 		 SYNCTCP_PCWND_HALVED);
 }
 
+/*
+ * Item 3 of issue 15: the hold used to end only on a congested ACK.  After
+ * 2^31 bytes acknowledged with no signal, before(snd_una, hold_seq) turned
+ * true again and every later signal was HOLD (no cut, no growth) until a
+ * loss.  The hold must end at the first ACK that reaches hold_seq.
+ */
+TEST(hold_ends_without_a_signal_and_does_not_revive_after_2g)
+{
+	struct synctcp_pcwnd r = { 0 };
+	struct synctcp_cwnd w = { .cwnd = 40, .ssthresh = 100 };
+	u32 una = 1000, nxt = 50000;
+	u64 acked;
+
+	CHECK_EQ(synctcp_pcwnd_react(&r, true, una, nxt, &w), SYNCTCP_PCWND_HALVED);
+	/* 3 GB acknowledged without any signal, in 64 kB ACKs */
+	for (acked = 0; acked < 3ULL << 30; acked += 65536) {
+		una += 65536;
+		CHECK_EQ(synctcp_pcwnd_react(&r, false, una, una + 50000, &w),
+			 SYNCTCP_PCWND_GROW);
+	}
+	CHECK(!r.holding);
+	w.cwnd = 40;
+	CHECK_EQ(synctcp_pcwnd_react(&r, true, una, una + 50000, &w),
+		 SYNCTCP_PCWND_HALVED);
+	CHECK_EQ(w.cwnd, 20);
+}
+
+/*
+ * Item 4 of issue 15: a delay halving, then a loss detected in the same
+ * round trip, used to cost two halvings (the loss's ssthresh was Reno's
+ * cwnd / 2 of the already halved cwnd).  Once per RTT: the loss keeps it.
+ */
+TEST(delay_halving_then_loss_in_same_rtt_halves_once)
+{
+	struct synctcp_pcwnd r = { 0 };
+	struct synctcp_cwnd w = { .cwnd = 40, .ssthresh = 100 };
+
+	CHECK_EQ(synctcp_pcwnd_react(&r, true, 1000, 60000, &w), SYNCTCP_PCWND_HALVED);
+	CHECK_EQ(w.cwnd, 20);
+	/* the loss of a segment sent before the halving */
+	CHECK_EQ(synctcp_pcwnd_ssthresh(&r, 20000, w.cwnd), 20);
+	synctcp_pcwnd_hold(&r, 70000);		/* recovery starts */
+	/* a second loss episode a round trip later is halved as Reno does */
+	CHECK_EQ(synctcp_pcwnd_ssthresh(&r, 70000, 20), 10);
+}
+
+TEST(loss_after_the_held_rtt_halves_as_reno)
+{
+	struct synctcp_pcwnd r = { 0 };
+	struct synctcp_cwnd w = { .cwnd = 40, .ssthresh = 100 };
+
+	CHECK_EQ(synctcp_pcwnd_ssthresh(&r, 1000, 40), 20);	/* no cut yet */
+	CHECK_EQ(synctcp_pcwnd_react(&r, true, 1000, 60000, &w), SYNCTCP_PCWND_HALVED);
+	CHECK_EQ(synctcp_pcwnd_ssthresh(&r, 60000, 24), 12);	/* RTT over */
+	CHECK_EQ(synctcp_pcwnd_ssthresh(&r, 60000, 3), 2);
+	/* a hold started by a loss does not spare the next loss */
+	synctcp_pcwnd_hold(&r, 90000);
+	CHECK_EQ(synctcp_pcwnd_ssthresh(&r, 80000, 30), 15);
+}
+
 TEST(cwnd_never_below_2)
 {
 	struct synctcp_pcwnd r = { 0 };
@@ -233,6 +293,9 @@ static const struct harness_test tests[] = {
 	T(no_growth_during_held_rtt_with_signal_but_growth_without),
 	T(loss_recovery_holds_the_next_halving_for_an_rtt),
 	T(hold_works_across_sequence_wraparound),
+	T(hold_ends_without_a_signal_and_does_not_revive_after_2g),
+	T(delay_halving_then_loss_in_same_rtt_halves_once),
+	T(loss_after_the_held_rtt_halves_as_reno),
 	T(cwnd_never_below_2),
 };
 

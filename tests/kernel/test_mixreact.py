@@ -114,3 +114,25 @@ def test_mixreact_queue_below_reno_with_80pct_goodput(module_loaded: str,
     assert any(t["congested"] for t in tele)
     assert any(t["increases"] > 0 and t["decreases"] > 0 and t["max_qdelay_us"] > 0
                for t in tele)
+
+
+def test_get_info_races_a_cc_switch_safely(module_loaded: str, tmp_path: Path) -> None:
+    """Issue 15, item 1: getsockopt(TCP_CC_INFO) runs get_info() without the
+    socket lock while another thread switches the socket between mixreact
+    and etcp (release() frees mixreact's state; etcp's init() writes its
+    window where mixreact kept the pointer).  The kernel must stay clean
+    (the conftest's dmesg check) and every switch must succeed."""
+    if not is_loaded("tcp_etcp"):
+        assert load("tcp_etcp").returncode == 0
+    exe = tmp_path / "cc_info_race"
+    sh("gcc", "-O2", "-pthread", "-o", str(exe), str(Path(__file__).with_name("cc_info_race.c")))
+    log_before = len(sh("dmesg").stdout.splitlines())
+    try:
+        out = sh(str(exe), "200000", "mixreact", "etcp").stdout
+    finally:
+        unload_when_idle("tcp_etcp")
+    new = "\n".join(sh("dmesg").stdout.splitlines()[log_before:])
+    switches, reads = int(out.split()[1]), int(out.split()[3])
+    assert switches == 200000 and reads == 200000, out
+    for bad in ("BUG", "Oops", "general protection", "KASAN", "WARNING"):
+        assert bad not in new, new

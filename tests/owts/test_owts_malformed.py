@@ -4,8 +4,13 @@ A fake peer (tools/synctcp/owts_peer.py, scapy on a packet socket) puts
 the option bytes on the wire that the kernel itself never would.  Each
 case sends good, bad, good, bad, good segments: the server must ACK every
 one, deliver the data intact, count each bad option in TCPOWTSRejected
-(never in TCPOWTSIn), echo no OTT right after a bad one and a measured OTT
-again after the next good one; and the kernel log stays clean (conftest).
+(never in TCPOWTSIn), echo after a bad one the OTT of the last good one
+(a rejected option changes nothing) and a new measured OTT after the next
+good one; and the kernel log stays clean (conftest).
+
+An off-path forger, who knows the 4-tuple but not the sequence numbers,
+cannot choose the OTT the server echoes: a segment that fails the sequence
+check changes nothing, as it changes nothing of ts_recent.
 """
 
 from __future__ import annotations
@@ -20,11 +25,14 @@ pytest.importorskip("scapy", reason="the fake peer needs scapy (make setup)")
 
 from conftest import owts_counters, set_owts  # noqa: E402
 from owtsnet import SRV_NS, OwtsNet, acked, owts_net, peer_for, server  # noqa: E402
-from synctcp.owts_peer import MALFORMED, FakePeer, Segment, now_tsval, owts_option  # noqa: E402
+from synctcp.owts_peer import (MALFORMED, MOD, FakePeer, Segment, flags_of,  # noqa: E402
+                                now_tsval, owts_option)
 
 __all__ = ["owts_net"]       # the fixture, used by name
 #: A send time this far in the past: the server must echo about this OTT.
 CLAIMED_OTT_US = 7000
+#: The OTT a forged segment claims: far from CLAIMED_OTT_US.
+FORGED_OTT_US = 90_000
 #: Rejected options per bad segment (a repeated option: its second copy).
 REJECTS = {name: 1 for name in MALFORMED}
 
@@ -80,6 +88,7 @@ def test_malformed_option_is_ignored_and_counted(owts_net: OwtsNet, case: str) -
     srv = server()
     before = owts_counters(SRV_NS)
     sent = b""
+    last_good: Optional[int] = None
     with peer_for(owts_net, srv) as peer:
         peer.connect(owts=True)
         assert peer.owts_negotiated
@@ -91,9 +100,10 @@ def test_malformed_option_is_ignored_and_counted(owts_net: OwtsNet, case: str) -
             e = echoed(segs, peer)
             assert e, f"the server's ACK of segment {k} has no option"
             if bad:
-                assert e[-1] is None, f"OTT {e[-1]} echoed after a rejected option"
+                assert e[-1] == last_good, f"OTT {e[-1]} echoed after a rejected option, not {last_good}"
             else:
                 assert e[-1] is not None and e[-1] >= CLAIMED_OTT_US, e
+                last_good = e[-1]
             sent += data
         peer.close(timeout=5)
     assert srv.done.wait(15) and srv.error is None, srv.error
@@ -151,3 +161,28 @@ def test_server_off_ignores_the_offer(owts_net: OwtsNet) -> None:
     assert srv.done.wait(15) and bytes(srv.data) == b"off"
     d: Dict[str, int] = {k: v - before[k] for k, v in owts_counters(SRV_NS).items()}
     assert d == {"TCPOWTSIn": 0, "TCPOWTSOut": 0, "TCPOWTSRejected": 0}
+
+
+def test_out_of_window_option_does_not_change_the_echo(owts_net: OwtsNet) -> None:
+    """Segments outside the receive window, with a valid option claiming a
+    far larger OTT, are dropped by the sequence check: the duplicate ACKs the
+    server answers them with, and its ACK of the next valid segment (which
+    has no option), echo the OTT of the last valid segment."""
+    srv = server()
+    forged = []
+    with peer_for(owts_net, srv) as peer:
+        peer.connect(owts=True)
+        e = [x for x in echoed(peer.send(b"valid", options=[good()]), peer) if x is not None]
+        assert e and CLAIMED_OTT_US <= e[-1] < FORGED_OTT_US, e
+        first = e[-1]
+        for off in (1 << 30, -(1 << 30), 1 << 20):
+            opt = owts_option(tsval_us=(now_tsval() - FORGED_OTT_US) % MOD)
+            peer.send_raw(peer._frame(flags_of("PA"), peer._options([opt]), b"forged",
+                                      seq=(peer.snd_nxt + off) % MOD))
+            forged += [s.opts.owts.ott_us for s in peer.pump(0.5)
+                       if s.opts.owts is not None and s.opts.owts.ott_us is not None]
+        after = echoed(peer.send(b"after", options=[]), peer)
+        peer.close()
+    assert srv.done.wait(15) and bytes(srv.data) == b"validafter", srv.data
+    assert all(x == first for x in forged), (first, forged)
+    assert after and all(x == first for x in after), (first, after)

@@ -54,7 +54,7 @@ COMMANDS: Dict[str, str] = {
     "git": "git", "make": "make",
     # scripts/setup.sh
     "gcc": "gcc", "cc": "gcc", "patch": "patch", "bc": "bc", "flex": "flex", "bison": "bison",
-    "ccache": "ccache", "pahole": "pahole", "xz": "xz-utils", "readelf": "binutils-x86-64-linux-gnu",
+    "ccache": "ccache", "pahole": "pahole", "clang": "clang", "xz": "xz-utils", "readelf": "binutils-x86-64-linux-gnu",
     "insmod": "kmod", "rmmod": "kmod", "modprobe": "kmod", "modinfo": "kmod", "depmod": "kmod",
     "lsmod": "kmod",
     "qemu-system-x86_64": "qemu-system-x86", "busybox": "busybox-static",
@@ -99,7 +99,7 @@ VIA = {"gcc": "build-essential", "patch": "build-essential", "make": "build-esse
        "xz-utils": "build-essential", "binutils-x86-64-linux-gnu": "build-essential", "python3-minimal": "python3-pip", "openssl": "libssl-dev",
        "pahole": "dwarves", "mmdebstrap": "scripts/fresh-check.sh"}
 # dpkg -S names the real owner of an alternative or a versioned package
-OWNER_ALSO = {"gcc": {"gcc-12", "cpp-12"}, "python3-minimal": {"python3.11-minimal"}}
+OWNER_ALSO = {"gcc": {"gcc-12", "cpp-12"}, "clang": {"clang-14"}, "python3-minimal": {"python3.11-minimal"}}
 
 
 def setup_packages() -> Set[str]:

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Fuzz the RFC 7323 OTT sampler and the queuing-delay estimator with
+ * arbitrary ACK sequences: TSval, TSecr and local-clock steps of any size
+ * (reordering, jumps, wraps, idles), option OTTs of any value, losses,
+ * resets.  Invariants: qdelay <= max qdelay, both derived from min <= max;
+ * a REBASED sample is 0; the peer rate is never 0.
+ */
+#include "fuzz_input.h"
+#include "ott.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct fuzz_in in = { data, size };
+	struct synctcp_tsclock c;
+	struct synctcp_qdelay q;
+	u32 tsval, tsecr, now;
+	u64 now64 = 0;
+	unsigned int i;
+
+	synctcp_tsclock_init(&c, fuzz_u8(&in) & 1 ? 1 : 1000);
+	synctcp_qdelay_reset(&q);
+	tsval = fuzz_u32(&in);
+	tsecr = fuzz_u32(&in);
+	now = fuzz_u32(&in);
+	for (i = 0; i < 4096 && in.left; i++) {
+		u8 op = fuzz_u8(&in);
+		enum synctcp_ott_result r;
+		s64 ott = 0;
+		u32 bound;
+
+		switch (op & 7) {
+		case 0: case 1: case 2: case 3: {
+			/* an ACK: small forward steps mostly, any step sometimes */
+			u32 dv = op & 8 ? fuzz_u32(&in) : fuzz_u8(&in);
+			u32 de = op & 16 ? fuzz_u32(&in) : fuzz_u8(&in);
+			u32 dn = op & 32 ? fuzz_u32(&in) : fuzz_u16(&in);
+
+			tsval += op & 64 ? -dv : dv;
+			tsecr += de;
+			now += dn;
+			now64 += dn;
+			r = synctcp_ott_ts_sample(&c, tsval, tsecr, now, &ott);
+			FUZZ_ASSERT(c.peer_hz != 0);
+			if (r == SYNCTCP_OTT_REBASED) {
+				FUZZ_ASSERT(ott == 0);
+				synctcp_qdelay_reset(&q);
+			}
+			if (r == SYNCTCP_OTT_SKIP)
+				continue;
+			break;
+		}
+		case 4:
+			/* an option sample: any s32 OTT */
+			ott = (s32)fuzz_u32(&in);
+			now64 += fuzz_u16(&in);
+			break;
+		case 5:
+			synctcp_qdelay_on_loss(&q);
+			continue;
+		case 6:
+			synctcp_qdelay_reset(&q);
+			continue;
+		default:
+			/* an idle: up to 2^32 us */
+			now64 += fuzz_u32(&in);
+			continue;
+		}
+		bound = synctcp_qdelay_bound_us(fuzz_u8(&in) & 1 ?
+						fuzz_u32(&in) : 0);
+		r = synctcp_qdelay_sample(&q, ott, now64, bound);
+		FUZZ_ASSERT(r == SYNCTCP_OTT_SKIP || synctcp_qdelay_valid(&q));
+		if (synctcp_qdelay_valid(&q)) {
+			FUZZ_ASSERT(q.qdelay_us <= q.max_qdelay_us);
+			FUZZ_ASSERT(q.min_ott_us <= q.max_ott_us);
+		}
+		FUZZ_ASSERT(q.rejects < SYNCTCP_QDELAY_MAX_REJECTS);
+	}
+	return 0;
+}
