@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from dataclasses import replace
@@ -120,6 +121,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     help="comma-separated platforms to measure (default: uml,tcg)")
     ap.add_argument("--only", help=f"comma-separated cases of: {', '.join(CASES)}")
     ap.add_argument("--duration", type=float, help="simulated seconds of every case")
+    ap.add_argument("--series", default=None,
+                    help="comma-separated UML kernel series to measure, e.g. 6.1,7.2 "
+                         "(default: SYNCTCP_UML_SERIES or the default series)")
     args = ap.parse_args(argv)
     names = args.only.split(",") if args.only else list(CASES)
     bad = [n for n in names if n not in CASES]
@@ -135,14 +139,23 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     def log(msg: str) -> None:
         print(f"  {msg}", file=sys.stderr, flush=True)
 
+    from .platforms import uml_series
+    series = [x for x in (args.series or uml_series()).split(",") if x]
     rows: List[Dict[str, Any]] = []
     try:
         for plat in plats:
-            for name in names:
-                what, make, secs = CASES[name]
-                sc = make(args.duration or secs)
-                print(f"{name} on {plat}: {what}, {sc.duration_s:g} s", file=sys.stderr, flush=True)
-                rows.append(measure(name, sc, plat, args.out, log))
+            for ser in (series if plat == "uml" else [""]):
+                if ser:
+                    os.environ["SYNCTCP_UML_SERIES"] = ser
+                for name in names:
+                    what, make, secs = CASES[name]
+                    sc = make(args.duration or secs)
+                    label = f"{plat} {ser}".strip()
+                    print(f"{name} on {label}: {what}, {sc.duration_s:g} s", file=sys.stderr,
+                          flush=True)
+                    row = measure(name, sc, plat, args.out / label.replace(" ", "-"), log)
+                    row["platform"] = label
+                    rows.append(row)
     except ScenarioError as exc:
         print(f"bench-platform: {exc}", file=sys.stderr)
         return 2

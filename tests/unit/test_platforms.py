@@ -92,3 +92,27 @@ def test_run_refuses_bad_platform_options_with_one_line(
         cli.main(["run", "gu-smallbuffer", "--platform", "xen"])
     assert exc.value.code == 2
     assert "invalid choice: 'xen'" in capsys.readouterr().err
+
+
+def test_bench_platform_refuses_unknown_cases_and_platforms(capsys: pytest.CaptureFixture) -> None:
+    from synctcp_testbed import benchplatform
+
+    for argv, msg in ((["--only", "2G-1"], "unknown case 2G-1"),
+                      (["--platforms", "xen"], "unknown platform xen")):
+        with pytest.raises(SystemExit) as exc:
+            benchplatform.main(argv)
+        assert exc.value.code == 2 and msg in capsys.readouterr().err
+
+
+def test_bench_platform_cases_are_what_they_say() -> None:
+    from synctcp_testbed import benchplatform
+
+    flows = {}
+    for name, (_, make, secs) in benchplatform.CASES.items():
+        sc = make(secs)
+        case = sc.cases()[0]
+        tr = sc.traffic
+        n = len(sc.topology.rtts_ms) * tr.flows_per_pair * (1 + int(tr.bulk_rev))
+        flows[name] = (case.cc, sc.topology.rate_mbit, n)
+    assert flows == {"weigle-ftp": ("reno", 10, 40), "100M-1": ("cubic", 100, 1),
+                     "1G-1": ("cubic", 1000, 1), "1G-100": ("cubic", 1000, 100)}
