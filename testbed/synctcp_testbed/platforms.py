@@ -26,7 +26,7 @@ from typing import Optional
 REPO = Path(__file__).resolve().parents[2]
 PLATFORMS = ("native", "kvm", "uml", "tcg")
 #: the UML kernel series umlrun boots (SYNCTCP_UML_SERIES)
-UML_SERIES_DEFAULT = "6.1"
+UML_SERIES_DEFAULT = "7.2"
 
 
 class PlatformError(RuntimeError):

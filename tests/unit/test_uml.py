@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[2]
 FRAGMENT = REPO / "uml" / "uml.config"
 UMLRUN = REPO / "scripts" / "umlrun"
 BUILD = REPO / "uml" / "build-uml.sh"
-SERIES = os.environ.get("SYNCTCP_UML_SERIES", "6.1")
+SERIES = os.environ.get("SYNCTCP_UML_SERIES", "7.2")
 
 # what the platform needs from the kernel (the list)
 REQUIRED = (
