@@ -49,7 +49,7 @@ class Command:
         return f"{self.doc}:{self.line}: {self.text}"
 
 
-UML_61 = "~/.cache/synctcp/kernel/uml-6.1/.done"
+UML_DEFAULT = "~/.cache/synctcp/kernel/uml-7.2/.done"     # the default series
 KERNEL_BUILD = ("building and installing a patched kernel on a real host, with a reboot; make test "
                 "builds the same series into its test kernel (tcp_option/build-kernel.sh) and boots it")
 PATCHED = "needs the kernel of tcp_option/ with the option on: tests/owts (make test) checks it"
@@ -118,9 +118,9 @@ RULES: List[Rule] = [
     Rule(r"^\[--", "synopsis"),
     Rule(r"^PYTHONPATH=.* scripts/vmrun python3 -m pytest ", "skip", "the kernel tests: make kernel-test runs them"),
     # -- simulated time (docs/platform.md) -------------------------------------
-    Rule(r"^nice -n 19 ionice -c3 uml/build-uml\.sh", "skip",
+    Rule(r"^(nice -n 19 ionice -c3 uml/build-uml\.sh|make uml-kernel$)", "skip",
          "builds a UML kernel (10-15 min); tests/unit/test_uml.py checks the cached build"),
-    Rule(r"^scripts/umlrun sh -c 'uname -r; cat /proc/uptime'$", "host", r"^6\.1\.\d+", needs=UML_61),
+    Rule(r"^scripts/umlrun sh -c 'uname -r; cat /proc/uptime'$", "host", r"^7\.2\.\d+", needs=UML_DEFAULT),
     Rule(r"^SYNCTCP_UML_SERIES=7\.2 scripts/umlrun python3 -m pytest ", "skip",
          "the module tests on sid's UML kernel: minutes of wall time"),
     Rule(r"^(SYNCTCP_UML_SERIES=7\.2 )?(nice -n 10 )?scripts/umlrun "
