@@ -123,7 +123,7 @@ def print_table(rows: List[Dict[str, Any]], title: str) -> None:
         t.add_column(h, justify="right", no_wrap=key == "cc")
     for row in rows:
         t.add_row(*(str(row[k]) for k, _ in heads))
-    Console().print(t)
+    Console(width=max(Console().width, 120)).print(t)     # whole columns in a log too
 
 
 def plot_queues(run: Run, path: Path, p: PathSpec) -> Path:
