@@ -66,11 +66,17 @@ pytest-unit:
 	@$(PYTHON) -m pytest -q tests/unit
 
 # The kernel tests on simulated time (UML: deterministic, load-independent;
-# KERNEL_TEST_PLATFORM=tcg or native to choose), then the modules loaded
-# into the real Debian kernel in a VM (kernel-smoke).
+# KERNEL_TEST_PLATFORM=tcg or native to choose) on bookworm's kernel series,
+# 6.1, the one the VM and Debian 12 hosts run; then the modules loaded into
+# the real Debian kernel in a VM (kernel-smoke).
 KERNEL_TEST_PLATFORM ?= uml
-kernel-test: modules $(if $(filter uml,$(KERNEL_TEST_PLATFORM)),uml-kernel)
-	@$(VMRUN) --platform $(KERNEL_TEST_PLATFORM) $(PYTHON) -m pytest -q -p no:cacheprovider tests/kernel
+KERNEL_TEST_UML_SERIES ?= 6.1
+kernel-test: modules
+ifeq ($(KERNEL_TEST_PLATFORM),uml)
+	@$(MAKE) -s uml-kernel UML_SERIES=$(KERNEL_TEST_UML_SERIES)
+endif
+	@SYNCTCP_UML_SERIES=$(KERNEL_TEST_UML_SERIES) $(VMRUN) --platform $(KERNEL_TEST_PLATFORM) \
+		$(PYTHON) -m pytest -q -p no:cacheprovider tests/kernel
 
 kernel-smoke: modules
 	@$(VMRUN) --vm $(PYTHON) -m pytest -q -p no:cacheprovider tests/kernel -k "loads or registers or malformed"

@@ -63,7 +63,8 @@ def module_loaded(request: pytest.FixtureRequest) -> Iterator[str]:
     marker = request.node.get_closest_marker("module")
     name = marker.args[0] if marker else CC_MODULES["sync"]
     if is_loaded(name):
-        unload(name)
+        # closing sockets of an earlier test (FIN states) may still hold it
+        assert unload_when_idle(name), f"rmmod {name}: still in use after 10 s"
     res = load(name)
     assert res.returncode == 0, f"insmod {name}: {res.stderr}"
     yield name
