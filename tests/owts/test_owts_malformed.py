@@ -26,7 +26,8 @@ pytest.importorskip("scapy", reason="the fake peer needs scapy (make setup)")
 from conftest import owts_counters, set_owts  # noqa: E402
 from owtsnet import SRV_NS, OwtsNet, acked, owts_net, peer_for, server  # noqa: E402
 from synctcp.owts_peer import (MALFORMED, MOD, FakePeer, Segment, flags_of,  # noqa: E402
-                                now_tsval, owts_option)
+                                now_tsval, owts_option, syn_options)
+from synctcp_testbed.topology import sh  # noqa: E402
 
 __all__ = ["owts_net"]       # the fixture, used by name
 #: A send time this far in the past: the server must echo about this OTT.
@@ -186,3 +187,29 @@ def test_out_of_window_option_does_not_change_the_echo(owts_net: OwtsNet) -> Non
     assert srv.done.wait(15) and bytes(srv.data) == b"validafter", srv.data
     assert all(x == first for x in forged), (first, forged)
     assert after and all(x == first for x in after), (first, after)
+
+
+def test_no_room_on_the_syn_ack_means_not_negotiated(owts_net: OwtsNet) -> None:
+    """A SYN asking for a Fast Open cookie: the SYN-ACK's cookie leaves no
+    room for the option (MSS 4 + SACK-perm/TS 12 + WS 4 + cookie 12 = 32 of
+    40 bytes), so the listener must not mark it negotiated; it used to, and
+    then sent the option on every segment of a connection whose client saw
+    none on the SYN-ACK (issue 15, item 6)."""
+    sh(["sysctl", "-qw", "net.ipv4.tcp_fastopen=1027"], ns=SRV_NS)   # server, no sockopt needed
+    try:
+        srv = server()
+        before = owts_counters(SRV_NS)
+        with peer_for(owts_net, srv) as peer:
+            opts = syn_options(1460, True, (peer.tsval(), 0), 7, owts_option(None)) + b"\x22\x02"
+            synack = peer.connect(owts=True, syn_options=opts)
+            assert synack.opts.owts_count == 0 and not peer.owts_negotiated
+            for k in range(3):
+                assert acked(peer.send(b"t%d" % k, options=[]), peer)
+            peer.close()
+        assert srv.done.wait(15) and bytes(srv.data) == b"t0t1t2"
+        assert not any(s.opts.owts_count for s in peer.received), \
+            "the server sends the option on a connection it did not negotiate"
+        d = {k: v - before[k] for k, v in owts_counters(SRV_NS).items()}
+        assert d["TCPOWTSOut"] == 0, d
+    finally:
+        sh(["sysctl", "-qw", "net.ipv4.tcp_fastopen=1"], ns=SRV_NS)
