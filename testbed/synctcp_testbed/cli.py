@@ -100,14 +100,20 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     def log(msg: str) -> None:
         console.log(msg)
 
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     rc = 0
-    try:
-        run_scenario(sc, out, ccs, aqms, command=["synctcp-testbed", *argv], log=log,
-                     capture=args.capture, backend=args.backend, platform=args.platform,
-                     jobs=args.jobs)
-    except (RunError, TopologyError) as exc:
-        console.log(f"[red]failed:[/red] {exc}")
-        rc = 1
+    # a bar over the cases (they may run several at once); the log above it
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=console, transient=True) as bar:
+        task = bar.add_task(f"{sc.name}: cases", total=len(cases))
+        try:
+            run_scenario(sc, out, ccs, aqms, command=["synctcp-testbed", *argv], log=log,
+                         progress=lambda: bar.advance(task), capture=args.capture,
+                         backend=args.backend, platform=args.platform, jobs=args.jobs)
+        except (RunError, TopologyError) as exc:
+            console.log(f"[red]failed:[/red] {exc}")
+            rc = 1
     if (out / "summary.json").exists() and json.loads((out / "summary.json").read_text())["cases"]:
         _finish(out, args.no_report, t0)
     return rc

@@ -44,6 +44,22 @@ def test_dumbbell_builds_routes_and_tears_down() -> None:
     assert _namespaces("tt") == []
 
 
+def test_ping_through_the_dumbbell_is_the_configured_rtt_on_simulated_time() -> None:
+    """Fidelity of the simulated-time platform: the netem stages and the
+    queues add exactly the base RTT, within 1% (a timing bound: simulated
+    time only; real time adds the emulator's own delay)."""
+    if os.environ.get("SYNCTCP_PLATFORM") != "uml":
+        pytest.skip("a 1% timing bound holds on simulated time only (SYNCTCP_PLATFORM=uml)")
+    topo = dumbbell([20, 100], rate_mbit=10, queue=QueueSpec("droptail", 30), prefix="tf")
+    with topo:
+        for s, r, rtt in (("s1", "r1", 20), ("s2", "r2", 100)):
+            sh(["ping", "-c", "1", "-W", "5", topo.addr(r)], ns=topo.ns(s))     # ARP
+            out = sh(["ping", "-c", "5", "-i", "0.2", "-q", topo.addr(r)], ns=topo.ns(s)).stdout
+            lo, avg, hi = (float(x) for x in out.rsplit("=", 1)[1].split("/")[:3])
+            print(f"ping {s}->{r}: configured {rtt} ms, min/avg/max {lo}/{avg}/{hi} ms")
+            assert abs(avg - rtt) <= 0.01 * rtt and abs(hi - rtt) <= 0.01 * rtt, out
+
+
 def test_teardown_also_after_an_error() -> None:
     topo = dumbbell([20], rate_mbit=10, queue=QueueSpec("droptail", 30), prefix="te")
     with pytest.raises(RuntimeError):
