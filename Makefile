@@ -2,13 +2,18 @@
 # synctcp: OTT-based TCP congestion control modules and their testbeds.
 #
 #   make            build the modules (kmod/*.ko)
-#   make demo       the modules against reno/cubic on emulated bottlenecks (VM or native);
+#   make demo       the modules against reno/cubic on emulated bottlenecks (native, else
+#                   User-Mode Linux on simulated time; --platform in DEMO_ARGS);
 #                   DEMO_ARGS="--cc reno,cubic,sync --no-small-buffer" for a shorter one;
 #                   MININET=1 runs it on Mininet (results/demo-mininet/)
-#   make test       unit tests, Python tests and kernel tests in a VM (also the
-#                   patched kernel of tcp_option/: built once, then cached)
+#   make test       unit tests, Python tests, kernel tests on simulated time (UML)
+#                   and in a VM (kernel-smoke), the platform's own tests
+#                   (platform-test), the patched kernel of tcp_option/ (built
+#                   once, then cached)
 #   make bench      weigle-ftp and gu-smallbuffer, figures and ratios to Reno/CUBIC;
 #                   BENCH_ARGS="--only gu-smallbuffer --duration 10" for a part
+#   make bench-platform  simulated seconds per wall second of reference cases on
+#                   UML and TCG (docs/platform.md)
 #   make load       insmod the modules on this host (root; needs module support)
 #   make install    install the modules for modprobe (modules_install + depmod)
 #   make setup      install what the above need (Debian 12, idempotent)
