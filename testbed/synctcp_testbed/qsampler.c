@@ -170,8 +170,8 @@ static void parse_qdisc(struct nlmsghdr *h, int ifindex, uint32_t parent, struct
 	s->found = 1;
 }
 
-/* One dump of DEV's qdiscs; 0 if the wanted qdisc was found. */
-static int sample_once(int fd, int ifindex, uint32_t parent, uint32_t seq, struct sample *s)
+/* An RTM_GETQDISC request for IFINDEX (and PARENT, 0 for all) with FLAGS. */
+static int ask_qdisc(int fd, int ifindex, uint32_t parent, uint32_t seq, uint16_t flags)
 {
 	struct {
 		struct nlmsghdr nh;
@@ -179,16 +179,24 @@ static int sample_once(int fd, int ifindex, uint32_t parent, uint32_t seq, struc
 	} req = {
 		.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct tcmsg)),
 		.nh.nlmsg_type = RTM_GETQDISC,
-		.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
+		.nh.nlmsg_flags = NLM_F_REQUEST | flags,
 		.nh.nlmsg_seq = seq,
 		.tcm.tcm_family = AF_UNSPEC,
 		.tcm.tcm_ifindex = ifindex,
+		.tcm.tcm_parent = parent,
 	};
+
+	return send(fd, &req, req.nh.nlmsg_len, 0) < 0 ? -1 : 0;
+}
+
+/* One dump of DEV's qdiscs; 0 if the wanted qdisc was found. */
+static int sample_once(int fd, int ifindex, uint32_t parent, uint32_t seq, struct sample *s)
+{
 	static char buf[RECV_BUF];
 	int done = 0;
 
 	memset(s, 0, sizeof(*s));
-	if (send(fd, &req, req.nh.nlmsg_len, 0) < 0)
+	if (ask_qdisc(fd, ifindex, 0, seq, NLM_F_DUMP) < 0)
 		return -1;
 	while (!done) {
 		ssize_t n = recv(fd, buf, sizeof(buf), 0);
@@ -222,24 +230,12 @@ static int sample_once(int fd, int ifindex, uint32_t parent, uint32_t seq, struc
  */
 static int sample_get(int fd, int ifindex, uint32_t parent, uint32_t seq, struct sample *s)
 {
-	struct {
-		struct nlmsghdr nh;
-		struct tcmsg tcm;
-	} req = {
-		.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct tcmsg)),
-		.nh.nlmsg_type = RTM_GETQDISC,
-		.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ECHO,
-		.nh.nlmsg_seq = seq,
-		.tcm.tcm_family = AF_UNSPEC,
-		.tcm.tcm_ifindex = ifindex,
-		.tcm.tcm_parent = parent,
-	};
 	static char buf[RECV_BUF];
 	struct nlmsghdr *h;
 	ssize_t n;
 
 	memset(s, 0, sizeof(*s));
-	if (send(fd, &req, req.nh.nlmsg_len, 0) < 0)
+	if (ask_qdisc(fd, ifindex, parent, seq, NLM_F_ECHO) < 0)
 		return -1;
 	for (int tries = 0; tries < 16; tries++) {
 		n = recv(fd, buf, sizeof(buf), 0);
