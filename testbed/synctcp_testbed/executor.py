@@ -168,6 +168,8 @@ def execute(plat: Platform, cases: List[Case], out: Path, jobs: int, seed: int, 
     ``run_here(case, case_dir)`` runs a case in this process (``native``, or
     inside an instance): the case's result, or :class:`CaseFailed`.
     """
+    if not cases:                   # e.g. all skipped on this platform: no instance to start
+        return [], []
     results: List[Optional[Dict[str, Any]]] = [None] * len(cases)
     failed: List[Tuple[str, str]] = []
     lock = threading.Lock()

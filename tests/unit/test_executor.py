@@ -95,3 +95,9 @@ def test_run_scenario_refuses_parallel_real_time_cases(tmp_path: Path,
         runner.run_scenario(load("gu-smallbuffer"), tmp_path, platform="tcg", jobs=2)
     with pytest.raises(ScenarioError):
         executor.plan_cases({"scenario": {"name": "x", "duration_s": -1}})
+
+
+def test_no_case_starts_no_instance(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(executor.subprocess, "run",
+                        lambda *a, **kw: pytest.fail("an instance was started"))
+    assert executor.execute(Platform("tcg", "t"), [], tmp_path, 1, 1, log=lambda m: None) == ([], [])
