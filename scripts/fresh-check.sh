@@ -144,8 +144,12 @@ run_in_root() {
 	for b in "${binds[@]}"; do
 		mounts+="mkdir -p '$root${b#*:}'; mount --bind '${b%%:*}' '$root${b#*:}'; "
 	done
+	# pivot_root, not chroot: a chrooted process may not create user
+	# namespaces (unshare(2): EPERM), which umlrun's unprivileged UML needs;
+	# a machine's own root is the root of its mount namespace
 	unshare --mount --pid --fork --propagation private bash -c "
 		set -e
+		mount --bind '$root' '$root'
 		mount -t proc proc '$root/proc'
 		mount --rbind /sys '$root/sys'
 		mount --rbind /dev '$root/dev'
@@ -153,7 +157,13 @@ run_in_root() {
 		mkdir -p '$root/run/lock'
 		mountpoint -q '$root/dev/shm' || { mkdir -p '$root/dev/shm'; mount -t tmpfs -o mode=1777 tmpfs '$root/dev/shm'; }
 		$mounts
-		exec chroot '$root' /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
+		cd '$root'
+		mkdir -p .fresh-oldroot
+		pivot_root . .fresh-oldroot
+		cd /
+		umount -l /.fresh-oldroot
+		rmdir /.fresh-oldroot
+		exec /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
 			PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 			${CI:+CI=$CI} bash /root/.fresh-step
 	"

@@ -46,6 +46,7 @@ COMMANDS: Dict[str, str] = {
     "dpkg": "dpkg", "dpkg-deb": "dpkg", "dpkg-query": "dpkg", "find": "findutils",
     "xargs": "findutils", "grep": "grep", "gzip": "gzip", "sed": "sed", "tar": "tar",
     "sh": "dash", "apt-get": "apt", "flock": "util-linux", "unshare": "util-linux",
+    "pivot_root": "util-linux", "rmdir": "coreutils",
     "mount": "mount", "umount": "mount", "mountpoint": "util-linux", "du": "coreutils",
     "printf": "coreutils", "true": "coreutils", "uname": "coreutils", "diff": "diffutils",
     "paste": "coreutils", "od": "coreutils", "chroot": "coreutils", "apt-cache": "apt",
