@@ -839,7 +839,9 @@ def _platform_meta(meta: Dict[str, Any], out: Path, here: bool, ids: List[str],
             meta["kernel"] = kernels[0] if len(kernels) == 1 else kernels
         meta["modules"] = next((h["modules"] for h in hosts if h.get("modules")), {})
     cost: Dict[str, Any] = {"wall_s": round(wall, 1)}
-    sims = [_load_json(out / i / "uml" / "meta.json") or {} for i in ids]
+    from .executor import uml_cost
+
+    sims = [uml_cost(out / i) or {} for i in ids]
     sim = sum(m.get("command_sim_s") or 0 for m in sims)
     inst = sum(m.get("command_wall_s") or 0 for m in sims)
     if sim and inst:
