@@ -354,7 +354,7 @@ class CaseRun:
         self.wall0 = time.time()
 
     def run(self) -> Dict[str, Any]:
-        sc, case = self.case.scenario, self.case
+        case = self.case
         self.dir.mkdir(parents=True, exist_ok=True)
         for cc in case_ccs(case):
             ensure_cc(cc)
