@@ -4,7 +4,7 @@
 # Build a User-Mode Linux (ARCH=um) kernel with time-travel (simulated time)
 # support, and kmod/ built against it.
 #
-#   uml/build-uml.sh [--series 6.1|7.N] [--config-only] [--print]
+#   uml/build-uml.sh [--series 6.1|7.N[-debug]] [--config-only] [--print]
 #
 # 6.1 is Debian 12's linux-source-6.1 (installed with apt), 7.N sid's
 # linux-source-7.N (downloaded with a private apt configuration, see
@@ -14,6 +14,11 @@
 # ccache.  Every CONFIG_X=VALUE of the fragment must survive olddefconfig
 # (and every "is not set" must stay unset): the script fails listing the
 # options that did not.
+#
+# SERIES-debug (e.g. 6.1-debug) is the same kernel with uml/uml-debug.config
+# on top: KASAN, UBSAN, lockdep, KMEMLEAK, DEBUG_ATOMIC_SLEEP (`make
+# kernel-test-debug` runs the kernel tests on it).  It has its own cache
+# directory, uml-SERIES-debug-KEY, and never replaces the plain build.
 #
 # Layout (the conventions of tcp_option/build-kernel.sh):
 #   ~/.cache/synctcp/kernel/uml-SERIES-KEY/      KEY: hash of the patches, the
@@ -40,7 +45,7 @@ print_only=0
 jobs=${SYNCTCP_BUILD_JOBS:-$(nproc)}
 log() { echo "build-uml[$series]: $*" >&2; }
 die() { log "$*"; exit 1; }
-usage() { echo "usage: uml/build-uml.sh [--series 6.1|7.N] [--config-only] [--print]" >&2; exit 2; }
+usage() { echo "usage: uml/build-uml.sh [--series 6.1|7.N[-debug]] [--config-only] [--print]" >&2; exit 2; }
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -51,10 +56,12 @@ while [ $# -gt 0 ]; do
 	*) usage ;;
 	esac
 done
-[[ $series =~ ^[0-9]+\.[0-9]+$ ]] || usage
-fragment=$here/uml.config
+[[ $series =~ ^[0-9]+\.[0-9]+(-debug)?$ ]] || usage
+base=${series%-debug}                   # the source series
+fragments=("$here/uml.config")
+[ "$base" = "$series" ] || fragments+=("$here/uml-debug.config")
 patches=()
-for p in "$here/linux-$series"/*.patch; do [ -f "$p" ] && patches+=("$p"); done
+for p in "$here/linux-$base"/*.patch; do [ -f "$p" ] && patches+=("$p"); done
 
 if [ "$print_only" = 1 ]; then
 	d=$cache/kernel/uml-$series
@@ -68,7 +75,7 @@ fi
 . "$repo/scripts/kernel-source.sh"
 # Prints "TARBALL VERSION".
 source_tarball() {
-	kernel_source "$series" "$repo" "$cache"
+	kernel_source "$base" "$repo" "$cache"
 }
 
 # The fragment's settings that olddefconfig dropped, one a line.
@@ -82,7 +89,7 @@ missing_options() {
 			name=${line#\# }; name=${name%% *}
 			! grep -qE "^$name=" "$config" || echo "$line" ;;
 		esac
-	done <"$fragment"
+	done < <(cat "${fragments[@]}")
 }
 
 # kmod/ for this kernel, from a copy (kmod/*.ko stay the Debian kernel's);
@@ -118,7 +125,7 @@ flock 8
 
 src_info=$(source_tarball) || die "cannot get the linux-source-$series package"
 read -r tarball version <<<"$src_info"
-key=$( (cat ${patches[@]+"${patches[@]}"} "$fragment"; echo "$version") | sha256sum | cut -c1-12)
+key=$( (cat ${patches[@]+"${patches[@]}"} "${fragments[@]}"; echo "$version") | sha256sum | cut -c1-12)
 dir=$cache/kernel/uml-$series-$key
 build=$dir/build
 export CCACHE_DIR=$cache/ccache
@@ -136,21 +143,21 @@ fi
 start=$(date +%s)
 kernel_unpack "$tarball" "$dir" ${patches[@]+"${patches[@]}"} || exit 1
 
-log "configuring (ARCH=um defconfig + uml/uml.config)"
+log "configuring (ARCH=um defconfig + ${fragments[*]##*/})"
 {
 	make -C "$dir/src" O="$build" ARCH=um defconfig &&
 		(cd "$dir/src" && ARCH=um scripts/kconfig/merge_config.sh -m -O "$build" \
-			"$build/.config" "$fragment") &&
+			"$build/.config" "${fragments[@]}") &&
 		make -C "$dir/src" O="$build" ARCH=um olddefconfig
 } >"$dir/config.log" 2>&1 || { tail -20 "$dir/config.log" >&2; die "configuration failed"; }
 missing=$(missing_options "$build/.config")
 if [ -n "$missing" ]; then
-	log "olddefconfig dropped these settings of uml/uml.config:"
+	log "olddefconfig dropped these settings of ${fragments[*]##*/}:"
 	echo "$missing" | sed 's/^/    /' >&2
 	die "configuration incomplete (see $build/.config)"
 fi
-for old in "$cache/kernel/uml-$series-"*; do     # stale builds of this series
-	[ "$old" = "$dir" ] || [ -L "$old" ] || rm -rf "$old"
+for old in "$cache/kernel/uml-$series-"????????????; do   # stale builds of this series
+	[ "$old" = "$dir" ] || [ -L "$old" ] || [ ! -e "$old" ] || rm -rf "$old"
 done
 [ "$config_only" = 0 ] || { echo "$build"; exit 0; }
 

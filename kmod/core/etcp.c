@@ -27,28 +27,6 @@ void etcp_start(struct etcp *e, u32 cwnd, bool slow_start)
 	e->undo_phase = e->phase;
 }
 
-/*
- * floor(num * 2^ETCP_W_SHIFT / den), exactly, for num and den below 2^60:
- * long division at most four bits a step, so that no step leaves 64 bits.
- */
-static u64 etcp_div_shifted(u64 num, u64 den)
-{
-	u64 q = div64_u64(num, den);
-	u64 r = num - q * den;
-	int i, step;
-
-	for (i = 0; i < ETCP_W_SHIFT; i += step) {
-		u64 digit;
-
-		step = min_t(int, 4, ETCP_W_SHIFT - i);
-		r <<= step;
-		digit = div64_u64(r, den);
-		q = (q << step) + digit;
-		r -= digit * den;
-	}
-	return q;
-}
-
 /**
  * etcp_loss_decrement - the cut one lost packet makes: W / (b (2 + p0 W))
  * @w: window, packets << ETCP_W_SHIFT, at most ETCP_W_MAX packets
@@ -58,9 +36,10 @@ static u64 etcp_div_shifted(u64 num, u64 den)
  *
  *	floor(w * 10^6 * 2^SHIFT / (b * (2 * 10^6 * 2^SHIFT + p0_ppm * w)))
  *
- * computed exactly (the floor of the exact rational): w * 10^6 and the
- * bracket are below 2^60 for w <= 2^40, and floor(floor(x / a) / b) =
- * floor(x / (a b)).  For b = 25, p0 = 0.01 this is floor(4 w 2^SHIFT /
+ * computed exactly (the floor of the exact rational) with one 128-bit
+ * multiply-divide and one division: w * 10^6 and the bracket are below
+ * 2^60 for w <= 2^40, the quotient is below w * 2^SHIFT / 2, and
+ * floor(floor(x / a) / b) = floor(x / (a b)).  For b = 25, p0 = 0.01 this is floor(4 w 2^SHIFT /
  * (w + 200 * 2^SHIFT)), i.e. 4W / (W + 200) packets.
  *
  * Return: the decrement, packets << ETCP_W_SHIFT.
@@ -69,7 +48,7 @@ u64 etcp_loss_decrement(u64 w, const struct etcp_params *p)
 {
 	u64 den = 2ULL * ETCP_PPM * ETCP_W_UNIT + (u64)p->p0_ppm * w;
 
-	return div_u64(etcp_div_shifted(w * ETCP_PPM, den), p->b);
+	return div_u64(mul_u64_u64_div_u64(w * ETCP_PPM, ETCP_W_UNIT, den), p->b);
 }
 
 /* Cut @w by @k lost packets at @w's own per-loss decrement, down to @w_min. */
@@ -282,4 +261,28 @@ u64 etcp_pacing_rate(const struct etcp *e, u32 mss, u32 srtt_us)
 		   div_u64(r * USEC_PER_SEC, rtt);
 
 	return (q >> ETCP_W_SHIFT) * USEC_PER_SEC + (frac >> ETCP_W_SHIFT);
+}
+
+/**
+ * etcp_pacing_rate_cached - the pacing rate, recomputed only when W, mss
+ *	or srtt changed since the last call (two 64-bit divisions saved on
+ *	most ACKs: W changes by 1/b packet per ACK in E-TCP, in 2^-16 steps
+ *	only when the carried remainder rolls over, and srtt often not at all)
+ * @c: the cache, zeroed when the connection starts
+ * @e: state
+ * @mss: bytes per packet
+ * @srtt_us: smoothed RTT, microseconds
+ *
+ * Return: true if the rate in @c->rate was recomputed.
+ */
+bool etcp_pacing_rate_cached(struct etcp_pace *c, const struct etcp *e,
+			     u32 mss, u32 srtt_us)
+{
+	if (c->mss && c->mss == mss && c->srtt_us == srtt_us && c->w == e->w)
+		return false;
+	c->rate = etcp_pacing_rate(e, mss, srtt_us);
+	c->w = e->w;
+	c->mss = mss;
+	c->srtt_us = srtt_us;
+	return true;
 }

@@ -58,6 +58,24 @@ static inline u64 div_u64_rem(u64 dividend, u32 divisor, u32 *remainder)
 	return dividend / divisor;
 }
 
+/*
+ * a * b / c with a 128-bit product, as the kernel's mul_u64_u64_div_u64():
+ * on x86-64 the same mulq/divq pair as arch/x86/include/asm/div64.h, so
+ * that the per-ACK cost measured here (kmod/tests/bench) is the kernel's.
+ * The quotient must fit 64 bits (divq faults otherwise, as in the kernel).
+ */
+static inline u64 mul_u64_u64_div_u64(u64 a, u64 b, u64 c)
+{
+#if defined(__x86_64__)
+	u64 q;
+
+	asm ("mulq %2; divq %3" : "=a" (q) : "a" (a), "rm" (b), "rm" (c) : "rdx");
+	return q;
+#else
+	return (u64)(((__uint128_t)a * b) / c);
+#endif
+}
+
 /* Sequence-space comparison, as include/net/tcp.h defines it. */
 static inline bool before(u32 seq1, u32 seq2)
 {

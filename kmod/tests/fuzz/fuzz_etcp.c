@@ -15,6 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fuzz_in in = { data, size };
 	struct etcp_params p;
 	struct etcp e;
+	struct etcp_pace pace = { 0 };
 	u32 una, nxt;
 	unsigned int i;
 
@@ -51,9 +52,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 2:
 			etcp_undo(&e, op & 4 ? fuzz_u32(&in) : ETCP_W_MAX);
 			break;
-		default:
-			(void)etcp_pacing_rate(&e, fuzz_u16(&in), fuzz_u32(&in));
+		default: {
+			u32 mss = fuzz_u16(&in), srtt = fuzz_u32(&in);
+
+			/* the cache never serves a stale rate */
+			etcp_pacing_rate_cached(&pace, &e, mss, srtt);
+			FUZZ_ASSERT(pace.rate == etcp_pacing_rate(&e, mss, srtt));
 			break;
+		}
 		}
 		FUZZ_ASSERT(e.phase <= ETCP_AVOID);
 		FUZZ_ASSERT(e.w <= (u64)ETCP_W_MAX << ETCP_W_SHIFT);
