@@ -14,6 +14,7 @@
 #                   BENCH_ARGS="--only gu-smallbuffer --duration 10" for a part
 #   make bench-platform  simulated seconds per wall second of reference cases on
 #                   UML and TCG (docs/platform.md)
+#   make bench-ack  each core's per-ACK cost (ns and instructions) against Reno's
 #   make load       insmod the modules on this host (root; needs module support)
 #   make install    install the modules for modprobe (modules_install + depmod)
 #   make setup      install what the above need (Debian 12, idempotent)
@@ -106,6 +107,10 @@ bench: setup modules
 	$(PYTHON) -m synctcp_testbed.bench --out $(RESULTS)/bench $(BENCH_ARGS) && \
 	echo "make bench: done in $$(( $$(date +%s) - start )) s; see $(RESULTS)/bench/"
 
+# The cores' per-ACK path against Reno's, in user space (kmod/tests/bench)
+bench-ack: setup
+	@$(MAKE) -s -C kmod/tests/bench run
+
 # Simulated seconds per wall second of reference cases on UML, and the same
 # through the TCG VM (BENCH_PLATFORM_ARGS="--platforms uml --only 1G-1")
 bench-platform: setup modules uml-kernel
@@ -145,7 +150,7 @@ clean:
 	$(MAKE) -C kmod clean
 	$(MAKE) -C kmod/tests clean
 
-.PHONY: bench all setup modules install load unload unit fuzz pytest-unit kernel-test owts-test test demo checkpatch clean \
+.PHONY: bench all setup modules install load unload unit fuzz bench-ack pytest-unit kernel-test owts-test test demo checkpatch clean \
 	fresh-check fresh-check-short uml-kernel kernel-smoke platform-test bench-platform
 
 # DKMS (docs/dkms.md): rebuild the modules for every new kernel.

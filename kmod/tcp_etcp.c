@@ -128,7 +128,6 @@ MODULE_PARM_DESC(p0_ppm,
 /* Per-connection state; must fit in ICSK_CA_PRIV_SIZE. */
 struct etcp_ca {
 	struct etcp core;	/* W, phase, undo point, counters */
-	struct etcp_pace pace;	/* the last pacing rate and its inputs */
 	u32 lost_seen;		/* tp->lost already counted */
 };
 
@@ -142,12 +141,11 @@ static void etcp_params_now(struct etcp_params *p)
 static void etcp_set_pacing_rate(struct sock *sk)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
-	struct etcp_ca *ca = inet_csk_ca(sk);
+	const struct etcp_ca *ca = inet_csk_ca(sk);
 	u32 srtt_us = tp->srtt_us ? tp->srtt_us >> 3 : USEC_PER_MSEC;
-	u64 rate;
+	u64 rate = etcp_pacing_rate(&ca->core, tp->mss_cache, srtt_us);
 
-	etcp_pacing_rate_cached(&ca->pace, &ca->core, tp->mss_cache, srtt_us);
-	rate = min_t(u64, ca->pace.rate, READ_ONCE(sk->sk_max_pacing_rate));
+	rate = min_t(u64, rate, READ_ONCE(sk->sk_max_pacing_rate));
 	if (READ_ONCE(sk->sk_pacing_rate) != rate)
 		WRITE_ONCE(sk->sk_pacing_rate, rate);
 }
@@ -159,7 +157,6 @@ static void etcp_init(struct sock *sk)
 
 	etcp_start(&ca->core, tcp_snd_cwnd(tp), tcp_in_slow_start(tp));
 	ca->lost_seen = tp->lost;
-	ca->pace = (struct etcp_pace){ 0 };
 	etcp_set_pacing_rate(sk);
 	cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE, SK_PACING_NEEDED);
 }

@@ -16,6 +16,7 @@ pkgs=(build-essential bc flex bison libelf-dev kmod
       clang libclang-rt-14-dev   # libFuzzer: make fuzz, and make unit's short pass
       busybox-static file iputils-ping   # virtme-ng: its initramfs, its static check; ping: kernel tests
       stress-ng   # the platform tests: a busy host must not change simulated-time figures
+      valgrind   # make bench-ack: instructions per ACK (callgrind)
       mininet)   # Mininet 2.3 (python3-mininet for the system python; no Open vSwitch: docs/mininet.md)
 
 missing=()

@@ -184,10 +184,13 @@ void etcp_on_ack(struct etcp *e, const struct etcp_params *p,
 	case ETCP_AVOID:
 		if (a->may_grow)
 			etcp_increase(e, a->acked, p->b);
-		before_loss = e->w;
-		e->w = etcp_apply_losses(e->w, a->losses, p);
-		e->undo_dec += before_loss - e->w;
-		e->w = etcp_apply_losses(e->w, signals, p);
+		if (a->losses) {	/* most ACKs report none */
+			before_loss = e->w;
+			e->w = etcp_apply_losses(e->w, a->losses, p);
+			e->undo_dec += before_loss - e->w;
+		}
+		if (signals)
+			e->w = etcp_apply_losses(e->w, signals, p);
 		break;
 	}
 	etcp_clamp(e, a->w_clamp);
@@ -246,43 +249,16 @@ u32 etcp_cwnd(const struct etcp *e)
  * @mss: bytes per packet
  * @srtt_us: smoothed RTT, microseconds (0 is taken as 1)
  *
- * Computed exactly (the floor of W mss 10^6 / srtt_us) without leaving
- * 64 bits: W is at most 2^24 packets and mss below 2^16.
+ * Computed exactly (the floor of W mss 10^6 / srtt_us) with one 128-bit
+ * multiply-divide: W mss is below 2^57 (W at most 2^24 packets, mss below
+ * 2^16) and the quotient below 2^60.
  *
  * Return: bytes per second.
  */
 u64 etcp_pacing_rate(const struct etcp *e, u32 mss, u32 srtt_us)
 {
-	u64 x = e->w * mss;		/* bytes << ETCP_W_SHIFT, < 2^57 */
 	u32 rtt = max_t(u32, srtt_us, 1);
-	u64 q = div64_u64(x, rtt);
-	u64 r = x - q * rtt;
-	u64 frac = (q & (ETCP_W_UNIT - 1)) * USEC_PER_SEC +
-		   div_u64(r * USEC_PER_SEC, rtt);
 
-	return (q >> ETCP_W_SHIFT) * USEC_PER_SEC + (frac >> ETCP_W_SHIFT);
-}
-
-/**
- * etcp_pacing_rate_cached - the pacing rate, recomputed only when W, mss
- *	or srtt changed since the last call (two 64-bit divisions saved on
- *	most ACKs: W changes by 1/b packet per ACK in E-TCP, in 2^-16 steps
- *	only when the carried remainder rolls over, and srtt often not at all)
- * @c: the cache, zeroed when the connection starts
- * @e: state
- * @mss: bytes per packet
- * @srtt_us: smoothed RTT, microseconds
- *
- * Return: true if the rate in @c->rate was recomputed.
- */
-bool etcp_pacing_rate_cached(struct etcp_pace *c, const struct etcp *e,
-			     u32 mss, u32 srtt_us)
-{
-	if (c->mss && c->mss == mss && c->srtt_us == srtt_us && c->w == e->w)
-		return false;
-	c->rate = etcp_pacing_rate(e, mss, srtt_us);
-	c->w = e->w;
-	c->mss = mss;
-	c->srtt_us = srtt_us;
-	return true;
+	return mul_u64_u64_div_u64(e->w * mss, USEC_PER_SEC,
+				   (u64)rtt << ETCP_W_SHIFT);
 }

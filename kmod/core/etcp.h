@@ -89,14 +89,6 @@ struct etcp {
 	u8 undo_phase;		/* phase when the episode began */
 };
 
-/* The last pacing rate computed and its inputs (etcp_pacing_rate_cached()). */
-struct etcp_pace {
-	u64 w;			/* W it was computed for */
-	u64 rate;		/* bytes per second */
-	u32 mss;		/* 0: nothing computed yet */
-	u32 srtt_us;
-};
-
 bool etcp_b_valid(u32 b);
 bool etcp_p0_ppm_valid(u32 p0_ppm);
 
@@ -110,7 +102,5 @@ void etcp_episode_begin(struct etcp *e);
 void etcp_undo(struct etcp *e, u32 w_clamp);
 u32 etcp_cwnd(const struct etcp *e);
 u64 etcp_pacing_rate(const struct etcp *e, u32 mss, u32 srtt_us);
-bool etcp_pacing_rate_cached(struct etcp_pace *c, const struct etcp *e,
-			     u32 mss, u32 srtt_us);
 
 #endif /* SYNCTCP_ETCP_H */

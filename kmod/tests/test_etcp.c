@@ -480,41 +480,6 @@ TEST(equilibrium_window_is_2_over_p_minus_p0_within_10pct)
 	}
 }
 
-/*
- * The cached pacing rate is recomputed exactly when W, mss or srtt moved,
- * and always equals the uncached one: over 100,000 ACKs of E-TCP increase
- * (W moves every ACK by 2^16 / 25 units) with srtt changing every 10th,
- * and then ACKs with no acked packet (W still), it computes only when an
- * input changed.
- */
-TEST(pacing_rate_recomputed_only_when_w_mss_or_srtt_change)
-{
-	struct etcp e;
-	struct etcp_pace c = { 0 };
-	u32 i, srtt = 50000, computed = 0, expected = 0;
-	u64 last_w = 0;
-
-	avoiding(&e, 100);
-	for (i = 0; i < 100000; i++) {
-		bool changed;
-
-		if (i % 10 == 0)
-			srtt += 7;
-		/* the first 50,000 ACKs move W, the rest acknowledge nothing */
-		ack(&e, &defaults, i < 50000 ? 1 : 0, 0, 0, 0);
-		changed = e.w != last_w || i % 10 == 0 || i == 0;
-		last_w = e.w;
-		expected += changed;
-		computed += etcp_pacing_rate_cached(&c, &e, 1448, srtt);
-		CHECK_EQ(c.rate, etcp_pacing_rate(&e, 1448, srtt));
-	}
-	CHECK_EQ(computed, expected);
-	CHECK_EQ(computed, 50000 + 5000);
-	/* a new mss recomputes */
-	CHECK(etcp_pacing_rate_cached(&c, &e, 1200, srtt));
-	CHECK_EQ(c.rate, etcp_pacing_rate(&e, 1200, srtt));
-	CHECK(!etcp_pacing_rate_cached(&c, &e, 1200, srtt));
-}
 
 static const struct harness_test tests[] = {
 	T(decrement_per_loss_is_4W_over_W_plus_200),
@@ -534,7 +499,6 @@ static const struct harness_test tests[] = {
 	T(undo_gives_back_the_episodes_cuts_and_keeps_its_growth),
 	T(undo_of_the_first_loss_resumes_slow_start),
 	T(pacing_rate_is_W_mss_per_srtt),
-	T(pacing_rate_recomputed_only_when_w_mss_or_srtt_change),
 	T(parameters_need_b_positive_and_p0_between_0_and_1),
 	T(equilibrium_window_is_2_over_p_minus_p0_within_10pct),
 };
