@@ -15,6 +15,7 @@
 #   make bench-platform  simulated seconds per wall second of reference cases on
 #                   UML and TCG (docs/platform.md)
 #   make bench-ack  each core's per-ACK cost (ns and instructions) against Reno's
+#   make kernel-test-debug  the kernel tests on a KASAN/UBSAN/lockdep/KMEMLEAK UML kernel
 #   make load       insmod the modules on this host (root; needs module support)
 #   make install    install the modules for modprobe (modules_install + depmod)
 #   make setup      install what the above need (Debian 12, idempotent)
@@ -77,11 +78,28 @@ pytest-unit:
 # the real Debian kernel in a VM (kernel-smoke).
 KERNEL_TEST_PLATFORM ?= uml
 KERNEL_TEST_UML_SERIES ?= 6.1
+# On UML the time-edge tests also run on the newest series, whose peers can
+# have a 1 MHz TS clock (tcp_usec_ts, Linux >= 6.7).
+KERNEL_TEST_USEC_SERIES ?= 7.2
 kernel-test: modules
 ifeq ($(KERNEL_TEST_PLATFORM),uml)
 	@$(MAKE) -s uml-kernel UML_SERIES=$(KERNEL_TEST_UML_SERIES)
+	@$(MAKE) -s uml-kernel UML_SERIES=$(KERNEL_TEST_USEC_SERIES)
 endif
 	@SYNCTCP_UML_SERIES=$(KERNEL_TEST_UML_SERIES) $(VMRUN) --platform $(KERNEL_TEST_PLATFORM) \
+		$(PYTHON) -m pytest -q -p no:cacheprovider tests/kernel
+ifeq ($(KERNEL_TEST_PLATFORM),uml)
+	@SYNCTCP_UML_SERIES=$(KERNEL_TEST_USEC_SERIES) $(VMRUN) --platform uml \
+		$(PYTHON) -m pytest -q -p no:cacheprovider tests/kernel/test_time_edges.py
+endif
+
+# The kernel tests on the debug UML kernel (uml/uml-debug.config: KASAN,
+# UBSAN, lockdep, KMEMLEAK, DEBUG_ATOMIC_SLEEP; built once, ~20 min, cached):
+# tests/kernel/test_zz_kernel_reports.py fails on any report (docs/hardening.md)
+KERNEL_TEST_DEBUG_SERIES ?= 7.2-debug
+kernel-test-debug: modules
+	@$(MAKE) -s uml-kernel UML_SERIES=$(KERNEL_TEST_DEBUG_SERIES)
+	@SYNCTCP_UML_SERIES=$(KERNEL_TEST_DEBUG_SERIES) $(VMRUN) --platform uml \
 		$(PYTHON) -m pytest -q -p no:cacheprovider tests/kernel
 
 kernel-smoke: modules
@@ -150,7 +168,7 @@ clean:
 	$(MAKE) -C kmod clean
 	$(MAKE) -C kmod/tests clean
 
-.PHONY: bench all setup modules install load unload unit fuzz bench-ack pytest-unit kernel-test owts-test test demo checkpatch clean \
+.PHONY: bench all setup modules install load unload unit fuzz bench-ack pytest-unit kernel-test kernel-test-debug owts-test test demo checkpatch clean \
 	fresh-check fresh-check-short uml-kernel kernel-smoke platform-test bench-platform
 
 # DKMS (docs/dkms.md): rebuild the modules for every new kernel.

@@ -17,6 +17,7 @@ pkgs=(build-essential bc flex bison libelf-dev kmod
       busybox-static file iputils-ping   # virtme-ng: its initramfs, its static check; ping: kernel tests
       stress-ng   # the platform tests: a busy host must not change simulated-time figures
       valgrind   # make bench-ack: instructions per ACK (callgrind)
+      nginx apache2-utils   # a real web server and client: the kernel load test (50,000 connections)
       mininet)   # Mininet 2.3 (python3-mininet for the system python; no Open vSwitch: docs/mininet.md)
 
 missing=()
