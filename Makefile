@@ -65,9 +65,11 @@ unit:
 	@$(MAKE) -s -C kmod/tests
 
 # libFuzzer harnesses of the cores and of the option parser (kmod/tests/fuzz),
-# FUZZ_SECONDS each (default 60); `make unit` runs a 3 s pass of each.
+# FUZZ_SECONDS each (default 60; FUZZERS="ott etcp" for some); `make unit`
+# runs a 3 s pass of each.
 fuzz:
-	@$(MAKE) -s -C kmod/tests/fuzz fuzz $(if $(FUZZ_SECONDS),FUZZ_SECONDS=$(FUZZ_SECONDS))
+	@$(MAKE) -s -C kmod/tests/fuzz fuzz $(if $(FUZZ_SECONDS),FUZZ_SECONDS=$(FUZZ_SECONDS)) \
+		$(if $(FUZZERS),FUZZERS="$(FUZZERS)")
 
 pytest-unit:
 	@$(PYTHON) -m pytest -q tests/unit
@@ -79,18 +81,21 @@ pytest-unit:
 KERNEL_TEST_PLATFORM ?= uml
 KERNEL_TEST_UML_SERIES ?= 6.1
 # On UML the time-edge tests also run on the newest series, whose peers can
-# have a 1 MHz TS clock (tcp_usec_ts, Linux >= 6.7).
+# have a 1 MHz TS clock (tcp_usec_ts, Linux >= 6.7), and the load tests run
+# there only (seccomp user space: a third of 6.1's wall time).
 KERNEL_TEST_USEC_SERIES ?= 7.2
+KERNEL_TEST_SECOND := tests/kernel/test_time_edges.py tests/kernel/test_load.py \
+	tests/kernel/test_zz_kernel_reports.py
 kernel-test: modules
 ifeq ($(KERNEL_TEST_PLATFORM),uml)
 	@$(MAKE) -s uml-kernel UML_SERIES=$(KERNEL_TEST_UML_SERIES)
 	@$(MAKE) -s uml-kernel UML_SERIES=$(KERNEL_TEST_USEC_SERIES)
-endif
-	@SYNCTCP_UML_SERIES=$(KERNEL_TEST_UML_SERIES) $(VMRUN) --platform $(KERNEL_TEST_PLATFORM) \
-		$(PYTHON) -m pytest -q -p no:cacheprovider tests/kernel
-ifeq ($(KERNEL_TEST_PLATFORM),uml)
+	@SYNCTCP_UML_SERIES=$(KERNEL_TEST_UML_SERIES) $(VMRUN) --platform uml \
+		$(PYTHON) -m pytest -q -p no:cacheprovider tests/kernel --ignore=tests/kernel/test_load.py
 	@SYNCTCP_UML_SERIES=$(KERNEL_TEST_USEC_SERIES) $(VMRUN) --platform uml \
-		$(PYTHON) -m pytest -q -p no:cacheprovider tests/kernel/test_time_edges.py
+		$(PYTHON) -m pytest -q -p no:cacheprovider $(KERNEL_TEST_SECOND)
+else
+	@$(VMRUN) --platform $(KERNEL_TEST_PLATFORM) $(PYTHON) -m pytest -q -p no:cacheprovider tests/kernel
 endif
 
 # The kernel tests on the debug UML kernel (uml/uml-debug.config: KASAN,
