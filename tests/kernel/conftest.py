@@ -7,8 +7,10 @@ are skipped with the reason, never silently passed.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
+import re
 import socket
 import subprocess
 import threading
@@ -29,8 +31,28 @@ ROOT = Path(__file__).resolve().parents[2]
 KMOD = ROOT / "kmod"
 RESULTS = ROOT / "results" / "kernel-tests"
 TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
+#: the first line of every report the kernel's checkers print
+REPORT = re.compile(
+    r"WARNING: |BUG: |UBSAN: |KASAN: |kernel BUG at|Oops|general protection fault|"
+    r"possible circular locking dependency|possible recursive locking|"
+    r"inconsistent lock state|suspicious RCU usage|"
+    r"sleeping function called from invalid context|INFO: task .* blocked|"
+    r"unreferenced object|refcount_t: |list_add corruption|list_del corruption")
+
 SYSCTL_CC = Path("/proc/sys/net/ipv4/tcp_congestion_control")
 AVAILABLE_CC = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+
+
+def debug_kernel() -> bool:
+    """Is this the debug kernel (KASAN etc., make kernel-test-debug)?"""
+    try:
+        with gzip.open("/proc/config.gz", "rt") as f:
+            return "CONFIG_KASAN=y" in f.read()
+    except OSError:
+        return False
+
+
+DEBUG_KERNEL = debug_kernel()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
@@ -38,6 +60,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
         skip = pytest.mark.skip(reason="needs root and a kernel with module support (make kernel-test)")
         for item in items:
             item.add_marker(skip)
+    if DEBUG_KERNEL:
+        heavy = pytest.mark.skip(
+            reason="the debug kernel's checkers make a packet cost 10-20x the wall time: "
+                   "50-100 Mbit/s for minutes would take hours (make kernel-test runs it)")
+        for item in items:
+            if item.get_closest_marker("heavy"):
+                item.add_marker(heavy)
 
 
 def sh(*cmd: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -82,6 +111,8 @@ def results_dir() -> Path:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "module(name): kernel module the test loads")
+    config.addinivalue_line("markers", "heavy: minutes of 50-100 Mbit/s traffic; skipped on "
+                            "the debug kernel")
 
 
 def sock_cc(s: socket.socket) -> bytes:

@@ -89,6 +89,7 @@ def test_rmmod_refused_while_a_socket_uses_it(module_loaded: str) -> None:
     load("tcp_etcp")      # for the fixture's teardown
 
 
+@pytest.mark.heavy
 def test_etcp_utilization_above_reno_with_20_packet_buffer(module_loaded: str,
                                                           results_dir: Path) -> None:
     """50 Mbit/s, 100 ms RTT, 20-packet drop-tail, offloads off, one flow each.
@@ -134,6 +135,7 @@ def test_etcp_utilization_above_reno_with_20_packet_buffer(module_loaded: str,
 @pytest.mark.skipif(os.environ.get("SYNCTCP_ACCEL", "native") == "tcg",
                     reason="under TCG the VM forwards at most ~70 Mbit/s: 100 Mbit/s would "
                            "measure the emulator (runs with KVM or natively)")
+@pytest.mark.heavy
 def test_etcp_utilization_above_reno_at_100mbit(module_loaded: str, results_dir: Path) -> None:
     """The same comparison at 100 Mbit/s, 100 ms, 20 packets (KVM or native hosts)."""
     res = run_comparison(("etcp", "reno"), rate_mbit=100, rtt_ms=100, queue_pkts=20, flows=1,

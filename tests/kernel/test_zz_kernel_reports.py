@@ -10,7 +10,6 @@ modules.  Any report fails, printed in full.
 
 from __future__ import annotations
 
-import re
 import subprocess
 import time
 from pathlib import Path
@@ -18,13 +17,8 @@ from typing import List
 
 import pytest
 
-#: the first line of every report the kernel's checkers print
-REPORT = re.compile(
-    r"WARNING: |BUG: |UBSAN: |KASAN: |kernel BUG at|Oops|general protection fault|"
-    r"possible circular locking dependency|possible recursive locking|"
-    r"inconsistent lock state|suspicious RCU usage|"
-    r"sleeping function called from invalid context|INFO: task .* blocked|"
-    r"unreferenced object|refcount_t: |list_add corruption|list_del corruption")
+from conftest import REPORT
+
 KMEMLEAK = Path("/sys/kernel/debug/kmemleak")
 MODULES = ("tcp_sync", "tcp_mixreact", "tcp_etcp")
 
