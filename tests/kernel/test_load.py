@@ -220,7 +220,9 @@ def test_1000_flows_for_60_s(path: Topology, cc: str, tmp_path: Path) -> None:
 
 
 NGINX_CONF = """
+user root;
 worker_processes 1;
+worker_rlimit_nofile 8192;
 pid {tmp}/nginx.pid;
 error_log {tmp}/error.log warn;
 events {{ worker_connections 4096; }}
@@ -242,7 +244,8 @@ http {{
 def test_50000_short_connections(path: Topology, cc: str, tmp_path: Path) -> None:
     """nginx in r1 serves a 20 kB file; ab in s1 fetches it 50,000 times, 100
     at once, one connection per request; the module is both namespaces'
-    default (net.ipv4.tcp_congestion_control)."""
+    default (net.ipv4.tcp_congestion_control).  nginx's worker runs as root:
+    pytest's temporary directory is private to root."""
     for node in ("s1", "r1"):
         subprocess.run(["ip", "netns", "exec", path.ns(node), "sysctl", "-qw",
                         f"net.ipv4.tcp_congestion_control={cc}"], check=True)
@@ -276,10 +279,17 @@ def test_50000_short_connections(path: Topology, cc: str, tmp_path: Path) -> Non
     done = int(re.search(r"Complete requests:\s+(\d+)", out).group(1))  # type: ignore[union-attr]
     failed = int(re.search(r"Failed requests:\s+(\d+)", out).group(1))  # type: ignore[union-attr]
     rps = float(re.search(r"Requests per second:\s+([\d.]+)", out).group(1))  # type: ignore
+    moved = int(re.search(r"Total transferred:\s+(\d+)", out).group(1))  # type: ignore[union-attr]
+    taken = float(re.search(r"Time taken for tests:\s+([\d.]+)", out).group(1))  # type: ignore
     assert refused.returncode != 0, f"rmmod {MODULES[cc]} succeeded with {during} sockets on it"
     figures: Dict[str, object] = {
         "test": "connections", "requests": done, "failed": failed, "concurrency": CONCURRENCY,
-        "response_bytes": RESPONSE_BYTES, "requests_per_s": rps, "simulated_s": round(secs, 1),
+        "response_bytes": RESPONSE_BYTES, "requests_per_s": rps, "ab_seconds": taken,
+        "bytes_transferred": moved, "mbit_per_s": round(moved * 8 / taken / 1e6, 2),
+        "simulated_s": round(secs, 1),
         "sockets_during": during, "rmmod_during": refused.stderr.strip()}
     assert done == CONNECTIONS and failed == 0, out
+    # ab counts a 403 or 404 as complete, and not as failed: the bytes tell
+    assert "Non-2xx responses" not in out, out
+    assert moved >= CONNECTIONS * RESPONSE_BYTES, out
     settle_and_check(path, cc, slab0, dmesg0, figures)
