@@ -18,9 +18,9 @@ from typing import List
 import pytest
 
 from conftest import REPORT
+from synctcp.modctl import CC_MODULES
 
 KMEMLEAK = Path("/sys/kernel/debug/kmemleak")
-MODULES = ("tcp_sync", "tcp_mixreact", "tcp_etcp")
 
 
 def reports(lines: List[str]) -> List[str]:
@@ -49,7 +49,7 @@ def test_no_leak_by_the_modules() -> None:
         KMEMLEAK.write_text("scan\n")
         time.sleep(6)
     leaks = [b for b in KMEMLEAK.read_text().split("unreferenced object") if b.strip()]
-    ours = [b for b in leaks if any(m in b for m in MODULES)]
+    ours = [b for b in leaks if any(m in b for m in CC_MODULES.values())]
     print(f"kmemleak: {len(leaks)} unreferenced objects, {len(ours)} from the modules")
     for b in leaks[:5]:
         print("unreferenced object" + b)
