@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 import time
 import tomllib
 from dataclasses import dataclass, field, fields
@@ -145,8 +146,14 @@ class DaskPool:
             raise PlatformError("--slurm: dask-jobqueue is not installed (make setup)") from exc
         s = self.slurm
         assert s is not None
-        logs = (self.shared_dir or Path.cwd()) / "slurm-logs"
-        logs.mkdir(parents=True, exist_ok=True)
+        if self.shared_dir:
+            logs = self.shared_dir / "slurm-logs"
+            logs.mkdir(parents=True, exist_ok=True)
+        else:
+            logs = Path(tempfile.mkdtemp(prefix="synctcp-slurm-logs-"))
+        self.log(f"Slurm: {s.jobs} job(s) of {s.cores} core(s), {s.memory}, {s.walltime}"
+                 f"{f' on partition {s.partition}' if s.partition else ''}; "
+                 f"their logs in {logs}")
         try:
             self.cluster = SLURMCluster(
                 queue=s.partition, cores=s.cores, processes=1, memory=s.memory,
