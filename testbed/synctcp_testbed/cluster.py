@@ -134,9 +134,10 @@ class DaskPool:
         try:
             self.client.wait_for_workers(want, timeout=wait)
         except TimeoutError as exc:
+            state = self._queue_state()         # before close() cancels the jobs
             self.close()
             raise PlatformError(f"--{self.kind}: fewer than {want} worker(s) joined in "
-                                f"{wait:g} s{self._queue_state()}") from exc
+                                f"{wait:g} s{state}") from exc
         return self
 
     def _start_slurm(self) -> None:
