@@ -147,6 +147,12 @@ class DaskPool:
             raise PlatformError("--slurm: dask-jobqueue is not installed (make setup)") from exc
         s = self.slurm
         assert s is not None
+        import shutil
+
+        missing = [c for c in ("sbatch", "squeue", "scancel") if shutil.which(c) is None]
+        if missing:
+            raise PlatformError(f"--slurm: no {', '.join(missing)} on this host (Debian's "
+                                f"slurm-client; make setup installs slurm-wlm)")
         if self.shared_dir:
             logs = self.shared_dir / "slurm-logs"
             logs.mkdir(parents=True, exist_ok=True)

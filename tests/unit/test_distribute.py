@@ -231,3 +231,11 @@ def test_an_unreachable_scheduler_is_one_line(monkeypatch: pytest.MonkeyPatch) -
         with DaskPool(address="tcp://127.0.0.1:9"):
             pass
     assert "\n" not in str(exc.value)
+
+
+def test_slurm_without_its_commands_is_one_line(monkeypatch: pytest.MonkeyPatch,
+                                               tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(PlatformError, match="no sbatch, squeue, scancel on this host"):
+        with DaskPool(slurm=slurm_options(None)):
+            pass
