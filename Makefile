@@ -8,10 +8,12 @@
 #                   MININET=1 runs it on Mininet (results/demo-mininet/)
 #   make test       unit tests, Python tests, kernel tests on simulated time (UML)
 #                   and in a VM (kernel-smoke), the platform's own tests
-#                   (platform-test), the patched kernel of tcp_option/ (built
-#                   once, then cached)
+#                   (platform-test), cases on Dask and Slurm (dist-test), the
+#                   patched kernel of tcp_option/ (built once, then cached)
 #   make bench      weigle-ftp and gu-smallbuffer, figures and ratios to Reno/CUBIC;
-#                   BENCH_ARGS="--only gu-smallbuffer --duration 10" for a part
+#                   BENCH_ARGS="--only gu-smallbuffer --duration 10" for a part,
+#                   BENCH_ARGS="--dask tcp://HOST:8786" (or --slurm, --jobs N) to spread
+#                   the cases (docs/scaling.md)
 #   make bench-platform  simulated seconds per wall second of reference cases on
 #                   UML and TCG (docs/platform.md)
 #   make bench-ack  each core's per-ACK cost (ns and instructions) against Reno's
@@ -115,6 +117,12 @@ kernel-smoke: modules
 platform-test: modules uml-kernel
 	@$(PYTHON) -m pytest -q -p no:cacheprovider tests/platform
 
+# Sweeps beyond one machine (docs/scaling.md): the same summaries from --jobs 1,
+# --jobs 2, a Dask cluster on loopback and a one-node Slurm started by the test;
+# a Dask worker killed mid-case, a client killed mid-run and --resume.
+dist-test: modules uml-kernel
+	@$(PYTHON) -m pytest -q -p no:cacheprovider -rs tests/distributed
+
 # The one-way-timestamp option: the patched test kernel (built once, cached
 # in ~/.cache/synctcp/kernel), the modules for it, tests/owts in a VM.
 owts-test:
@@ -122,7 +130,7 @@ owts-test:
 
 test: setup
 	@start=$$(date +%s); \
-	$(MAKE) -s modules unit pytest-unit kernel-test kernel-smoke platform-test owts-test && \
+	$(MAKE) -s modules unit pytest-unit kernel-test kernel-smoke platform-test dist-test owts-test && \
 	echo "make test: all passed in $$(( $$(date +%s) - start )) s"
 
 bench: setup modules
@@ -174,7 +182,7 @@ clean:
 	$(MAKE) -C kmod/tests clean
 
 .PHONY: bench all setup modules install load unload unit fuzz bench-ack pytest-unit kernel-test kernel-test-debug owts-test test demo checkpatch clean \
-	fresh-check fresh-check-short uml-kernel kernel-smoke platform-test bench-platform
+	fresh-check fresh-check-short uml-kernel kernel-smoke platform-test dist-test bench-platform
 
 # DKMS (docs/dkms.md): rebuild the modules for every new kernel.
 #   make dkms-install [KVER=release]   stage /usr/src/synctcp-VERSION, dkms add/build/install

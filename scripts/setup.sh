@@ -18,6 +18,7 @@ pkgs=(build-essential bc flex bison libelf-dev kmod
       stress-ng   # the platform tests: a busy host must not change simulated-time figures
       valgrind   # make bench-ack: instructions per ACK (callgrind)
       nginx apache2-utils   # a real web server and client: the kernel load test (50,000 connections)
+      slurm-wlm munge   # --slurm and its test: a one-node Slurm the test runs itself
       mininet)   # Mininet 2.3 (python3-mininet for the system python; no Open vSwitch: docs/mininet.md)
 
 missing=()
@@ -54,7 +55,7 @@ fi
 
 # Python: virtme-ng and this project's package (editable, with its deps).
 py=${PYTHON:-python3}
-if ! command -v vng >/dev/null || ! "$py" -c 'import synctcp, synctcp_testbed, synctcp_mininet, pyroute2, matplotlib, rich, pytest, scapy' 2>/dev/null ||
+if ! command -v vng >/dev/null || ! "$py" -c 'import synctcp, synctcp_testbed, synctcp_mininet, pyroute2, matplotlib, rich, pytest, scapy, distributed, dask_jobqueue' 2>/dev/null ||
 	[ "$("$py" -c 'import synctcp, os; print(os.path.realpath(synctcp.__file__))' 2>/dev/null)" != "$here/tools/synctcp/__init__.py" ]; then
 	echo "setup: installing Python packages (virtme-ng, synctcp)"
 	pipargs=(-q --root-user-action=ignore --disable-pip-version-check virtme-ng pytest scapy -e "$here")

@@ -99,6 +99,9 @@ RULES: List[Rule] = [
     Rule(r"^synctcp-testbed list$", "host", r"^weigle-ftp\s+\d+ cases"),
     Rule(r"^synctcp-testbed show weigle-ftp$", "host", r"^topology: parking-lot"),
     Rule(r"^synctcp-testbed run ", "skip", "runs of minutes per case: tests/kernel/test_testbed.py runs the runner"),
+    Rule(r"^(PYTHONPATH=\S+ +)?dask (scheduler|worker) ", "skip",
+         "a Dask scheduler or worker that runs until stopped: tests/distributed (make dist-test) "
+         "starts both on loopback and runs cases through them"),
     Rule(r"^synctcp-mininet run ", "skip", "runs of minutes per case: tests/kernel/test_mininet.py runs the backend"),
     Rule(r"^synctcp-testbed report results/gu$", "skip", "needs the run directory the run above writes"),
     Rule(r"^mn --custom mininet/synctcp_mininet/topos\.py --topo dumbbell --controller none --test pingall$",

@@ -29,6 +29,8 @@ from rich.table import Table
 
 #: preset -> (duration s, warm-up s) of its bench-sized run
 BENCH = {"weigle-ftp": (60.0, 15.0), "gu-smallbuffer": (20.0, 5.0)}
+#: ``--quick``: the quick set, gu-smallbuffer's 20 cases at 10 s each (docs/scaling.md)
+QUICK = {"only": "gu-smallbuffer", "duration": 10.0}
 
 
 def _ratio(a: Optional[float], b: Optional[float]) -> str:
@@ -105,9 +107,24 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--platform", help="where the cases run: native, uml, kvm or tcg (default: "
                     "native where this host loads modules, else uml; docs/platform.md)")
     ap.add_argument("--jobs", type=int, help="cases at once on uml (default: the number of cores)")
+    ap.add_argument("--quick", action="store_true",
+                    help=f"the quick set: --only {QUICK['only']} --duration {QUICK['duration']:g}")
+    ap.add_argument("--dask", metavar="ADDRESS",
+                    help="run the cases on the Dask scheduler at ADDRESS (docs/scaling.md)")
+    ap.add_argument("--slurm", action="store_true",
+                    help="run the cases on Dask workers started as Slurm jobs; their options "
+                         "in --slurm-config FILE")
+    ap.add_argument("--slurm-config", metavar="FILE",
+                    help="TOML file of the Slurm jobs (synctcp-testbed run --help)")
+    ap.add_argument("--shared-dir", metavar="DIR",
+                    help="a directory the workers and this host share (synctcp-testbed run)")
     ap.add_argument("--tables-only", action="store_true",
                     help="print the tables of existing run directories, run nothing")
     args = ap.parse_args(argv)
+    if args.quick:
+        if args.only or args.duration:
+            ap.error("--quick is --only gu-smallbuffer --duration 10: not with --only or --duration")
+        args.only, args.duration = QUICK["only"], QUICK["duration"]
     names = args.only.split(",") if args.only else list(BENCH)
     unknown = [n for n in names if n not in BENCH]
     if unknown:
@@ -128,7 +145,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             code = testbed(["run", name, "--duration", f"{dur:g}", "--warmup", f"{warm:g}",
                             "--out", str(rundir),
                             *(["--platform", args.platform] if args.platform else []),
-                            *(["--jobs", str(args.jobs)] if args.jobs else [])])
+                            *(["--jobs", str(args.jobs)] if args.jobs else []),
+                            *(["--dask", args.dask] if args.dask else []),
+                            *(["--slurm"] if args.slurm else []),
+                            *(["--slurm-config", args.slurm_config] if args.slurm_config else []),
+                            *(["--shared-dir", args.shared_dir] if args.shared_dir else [])])
             timings[name] = time.monotonic() - t0
             if code != 0:
                 console.print(f"[red]{name}: run failed ({code})[/red]")

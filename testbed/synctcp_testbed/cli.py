@@ -67,7 +67,59 @@ def cmd_report(args: argparse.Namespace) -> int:
     return report_main([args.rundir])
 
 
+RESUME_CLASHES = ("cc", "aqm", "duration", "warmup", "seed", "out")
+
+
+def _check_executor(args: argparse.Namespace) -> None:
+    """One line on what does not go together among --jobs, --dask, --slurm and --shared-dir."""
+    slurm_opts = [f"--slurm-{k.replace('_', '-')}" for k in
+                  ("partition", "cores", "memory", "walltime", "jobs", "config")
+                  if getattr(args, f"slurm_{k}") is not None]
+    if args.dask and args.slurm:
+        raise ScenarioError("--dask and --slurm: one cluster at a time")
+    if args.jobs is not None and (args.dask or args.slurm):
+        raise ScenarioError(f"--jobs and --{'dask' if args.dask else 'slurm'}: the cluster's "
+                            f"workers decide how many cases run at once")
+    if slurm_opts and not args.slurm:
+        raise ScenarioError(f"{slurm_opts[0]} without --slurm")
+    if args.shared_dir is not None:
+        if not (args.dask or args.slurm):
+            raise ScenarioError("--shared-dir is for --dask or --slurm workers")
+        if not Path(args.shared_dir).is_dir():
+            raise ScenarioError(f"--shared-dir {args.shared_dir}: not a directory")
+
+
+def _pool(args: argparse.Namespace, log: Any) -> Any:
+    """The cluster the cases run on (a context manager), or a null context for local jobs."""
+    import contextlib
+
+    if not (args.dask or args.slurm):
+        return contextlib.nullcontext(None)
+    from .cluster import DaskPool, slurm_options
+
+    shared = Path(args.shared_dir).absolute() if args.shared_dir else None
+    if args.dask:
+        return DaskPool(address=args.dask, shared_dir=shared, log=log)
+    opts = slurm_options(args.slurm_config, partition=args.slurm_partition,
+                         cores=args.slurm_cores, memory=args.slurm_memory,
+                         walltime=args.slurm_walltime, jobs=args.slurm_jobs)
+    return DaskPool(slurm=opts, shared_dir=shared, log=log)
+
+
 def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from .platforms import PlatformError
+
+    _check_executor(args)
+    if args.resume is not None:
+        if args.scenario is not None:
+            raise ScenarioError("run: a scenario or --resume RUNDIR, not both")
+        given = [f"--{k}" for k in RESUME_CLASHES if getattr(args, k) not in (None, False)]
+        if given:
+            raise ScenarioError(f"--resume runs the cases of RUNDIR/plan.json as they were "
+                                f"planned: {', '.join(given)} cannot change them")
+        return _resume(args, argv)
+    if args.scenario is None:
+        raise ScenarioError("run: a scenario (preset name or .toml path), or --resume RUNDIR")
     sc = load(args.scenario)
     if args.duration is not None:
         warm = args.warmup if args.warmup is not None else min(sc.warmup_s, args.duration / 5)
@@ -81,14 +133,49 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     cases = sc.cases(ccs, aqms)
     if not cases:
         raise ScenarioError("no case to run")
-    from .executor import check_jobs
-    from .platforms import PlatformError, choose
-
+    out = Path(args.out or RESULTS / f"{sc.name}-{time.strftime('%Y%m%d-%H%M%S')}").absolute()
     try:
-        check_jobs(choose(args.platform), args.jobs)
+        return _run(args, argv, sc, out, ccs, aqms, len(cases), resume=False)
     except PlatformError as exc:
         raise ScenarioError(str(exc)) from exc
-    out = Path(args.out or RESULTS / f"{sc.name}-{time.strftime('%Y%m%d-%H%M%S')}").absolute()
+
+
+def _resume(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    """``run --resume RUNDIR``: the cases of RUNDIR's plan that have no result yet."""
+    from .executor import load_plan
+    from .platforms import PlatformError
+    from .scenario import from_dict
+
+    out = Path(args.resume).absolute()
+    if not out.is_dir():
+        raise ScenarioError(f"--resume {args.resume}: no such run directory")
+    plan = load_plan(out)
+    try:
+        meta = json.loads((out / "meta.json").read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ScenarioError(f"--resume {out}/meta.json: {exc}") from exc
+    sc = from_dict(plan["scenario"], where=f"{out}/plan.json")
+    ccs, aqms = plan.get("ccs"), plan.get("aqms")
+    if args.platform is None:
+        args.platform = meta.get("platform")
+    args.backend = meta.get("backend", args.backend)
+    args.capture = args.capture or bool(meta.get("capture"))
+    try:
+        return _run(args, argv, sc, out, ccs, aqms, len(sc.cases(ccs, aqms)), resume=True)
+    except PlatformError as exc:
+        raise ScenarioError(str(exc)) from exc
+
+
+def _run(args: argparse.Namespace, argv: Sequence[str], sc: Any, out: Path,
+         ccs: Optional[List[str]], aqms: Optional[List[str]], ncases: int, resume: bool) -> int:
+    from .executor import check_jobs
+    from .platforms import choose
+
+    plat = choose(args.platform)
+    check_jobs(plat, args.jobs)
+    if (args.dask or args.slurm) and (plat.here or plat.name != "uml"):
+        raise ScenarioError(f"--{'dask' if args.dask else 'slurm'}: a cluster runs cases on the "
+                            f"uml platform (simulated time) only, not on {plat.name}")
     t0 = time.monotonic()
     from rich.console import Console
 
@@ -103,17 +190,20 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     rc = 0
-    # a bar over the cases (they may run several at once); the log above it
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=console, transient=True) as bar:
-        task = bar.add_task(f"{sc.name}: cases", total=len(cases))
-        try:
-            run_scenario(sc, out, ccs, aqms, command=["synctcp-testbed", *argv], log=log,
-                         progress=lambda: bar.advance(task), capture=args.capture,
-                         backend=args.backend, platform=args.platform, jobs=args.jobs)
-        except (RunError, TopologyError) as exc:
-            console.log(f"[red]failed:[/red] {exc}")
-            rc = 1
+    with _pool(args, log) as pool:
+        size = f" on {pool.describe()}" if pool is not None else ""
+        # a bar over the cases (they may run several at once); the log above it
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=console, transient=True) as bar:
+            task = bar.add_task(f"{sc.name}: cases{size}", total=ncases)
+            try:
+                run_scenario(sc, out, ccs, aqms, command=["synctcp-testbed", *argv], log=log,
+                             progress=lambda: bar.advance(task), capture=args.capture,
+                             backend=args.backend, platform=args.platform, jobs=args.jobs,
+                             pool=pool, resume=resume)
+            except (RunError, TopologyError) as exc:
+                console.log(f"[red]failed:[/red] {exc}")
+                rc = 1
     if (out / "summary.json").exists() and json.loads((out / "summary.json").read_text())["cases"]:
         _finish(out, args.no_report, t0)
     return rc
@@ -218,7 +308,10 @@ def build_parser(prog: str = "synctcp-testbed", backend: Optional[str] = None,
                                          "summary.csv, plots and report.html.",
                                          f"It {WHERE_RUN_RUNS}"),
                        epilog=RUN_EXIT_CODES)
-    s.add_argument("scenario", help="preset name or .toml path")
+    s.add_argument("scenario", nargs="?", help="preset name or .toml path")
+    s.add_argument("--resume", metavar="RUNDIR",
+                   help="run only the cases of RUNDIR (an interrupted run) that have no "
+                        "result yet, then its summary and report as usual")
     s.add_argument("--cc", metavar="CC[,CC...]",
                    help="comma-separated congestion-control algorithms, e.g. reno,cubic,sync "
                         "(default: the scenario's)")
@@ -248,6 +341,28 @@ def build_parser(prog: str = "synctcp-testbed", backend: Optional[str] = None,
     s.add_argument("--jobs", type=int, metavar="N",
                    help="cases at once, each in its own UML instance (uml only; default: "
                         "the number of cores)")
+    g = s.add_argument_group("clusters (uml only; docs/scaling.md)")
+    g.add_argument("--dask", metavar="ADDRESS",
+                   help="run each case as a task of the dask.distributed scheduler at "
+                        "ADDRESS (e.g. tcp://10.0.0.1:8786)")
+    g.add_argument("--slurm", action="store_true",
+                   help="start Dask workers as Slurm jobs (dask-jobqueue) and run the cases "
+                        "on them")
+    g.add_argument("--slurm-partition", metavar="NAME", help="Slurm partition (default: the "
+                   "cluster's default)")
+    g.add_argument("--slurm-cores", type=int, metavar="N",
+                   help="cores per Slurm job: cases at once on it (default 1)")
+    g.add_argument("--slurm-memory", metavar="SIZE", help="memory per Slurm job (default 3GB)")
+    g.add_argument("--slurm-walltime", metavar="HH:MM:SS",
+                   help="wall-time limit of each Slurm job (default 01:00:00)")
+    g.add_argument("--slurm-jobs", type=int, metavar="N",
+                   help="Slurm jobs (Dask workers) to start (default 1)")
+    g.add_argument("--slurm-config", metavar="FILE",
+                   help="TOML file with partition, cores, memory, walltime, jobs, interface, "
+                        "start_timeout_s, job_extra_directives; options override it")
+    g.add_argument("--shared-dir", metavar="DIR",
+                   help="a directory the workers and this host both see: cases are written "
+                        "there instead of being sent back")
     s = sub.add_parser("report", help="regenerate plots, summary.csv and report.html",
                        description="Regenerate summary.csv, the plots and report.html of a "
                        "run directory.")

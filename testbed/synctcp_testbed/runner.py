@@ -756,12 +756,16 @@ def run_scenario(sc: Scenario, out: Path, ccs: Optional[List[str]] = None,
                  aqms: Optional[List[str]] = None, command: Optional[List[str]] = None,
                  log: Callable[[str], None] = print, progress: Any = None,
                  capture: bool = False, backend: str = "netns",
-                 platform: Optional[str] = None, jobs: Optional[int] = None) -> Path:
+                 platform: Optional[str] = None, jobs: Optional[int] = None,
+                 pool: Any = None, resume: bool = False) -> Path:
     """Run every case of ``sc`` into directory ``out`` on ``backend``; returns it.
 
     ``platform`` (native, kvm, uml, tcg; default: ``SYNCTCP_PLATFORM``, else
     native where this host loads modules, else uml) says where the cases
-    run, ``jobs`` how many at once (uml only; default: the host's cores).
+    run, ``jobs`` how many at once (uml only; default: the host's cores), or
+    ``pool`` (an :class:`~synctcp_testbed.executor.CasePool`, e.g. a Dask
+    cluster; uml only) runs them.  ``resume``: ``out`` holds an earlier run
+    of the same cases; only those without a ``result.json`` run.
     Raises :class:`RunError` naming the cases that failed, after the others ran.
     """
     from .executor import CaseFailed, check_jobs, execute, prepare, write_plan
@@ -771,6 +775,9 @@ def run_scenario(sc: Scenario, out: Path, ccs: Optional[List[str]] = None,
     try:
         plat = choose(platform)
         njobs = check_jobs(plat, jobs)
+        if pool is not None and (plat.here or plat.name != "uml"):
+            raise PlatformError(f"a {pool.kind} cluster runs cases on the uml platform only "
+                                f"(simulated time), not on {plat.name}")
     except PlatformError as exc:
         raise RunError(str(exc)) from exc
     cases = sc.cases(ccs, aqms)
@@ -786,27 +793,51 @@ def run_scenario(sc: Scenario, out: Path, ccs: Optional[List[str]] = None,
     for c in skipped:
         log(f"skipped {c}: above {sc.tcg_max_rate_mbit:g} Mbit/s, more than this emulated "
             f"VM forwards (--platform uml runs it on simulated time)")
+    earlier = {c.id: r for c in cases if (r := _load_json(out / c.id / "result.json"))} \
+        if resume else {}
+    todo = [c for c in cases if c.id not in earlier]
+    for cid, r in earlier.items():      # as execute gives it: with the instance's cost
+        from .executor import uml_cost
+
+        if plat.name == "uml" and not plat.here and (cost := uml_cost(out / cid)):
+            r["cost"] = cost
+    where = pool.describe() if pool is not None else (f"{njobs} at once" if njobs > 1 else "")
     log(f"platform {plat.name} ({plat.why}), {len(cases)} cases"
-        f"{f', {njobs} at once' if njobs > 1 else ''}")
-    write_plan(out, sc.as_dict(), ccs, aqms)
+        + (f", {len(earlier)} done before, {len(todo)} to run" if resume else "")
+        + (f", {where}" if where else ""))
+    old_meta = _load_json(out / "meta.json") if resume else None
+    if not resume:
+        write_plan(out, sc.as_dict(), ccs, aqms)
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     meta: Dict[str, Any] = {
         "schema": 1, "scenario_name": sc.name, "scenario": sc.as_dict(), "seed": sc.seed,
-        "started_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "started_utc": now,
         "command": command or sys.argv, "kernel": platform_mod.release(), "host": platform_mod.node(),
         "platform": plat.name, "platform_choice": plat.why,
         "time_mode": "simulated (time-travel=inf-cpu)" if plat.name == "uml" else "real",
-        "jobs": njobs, "backend": backend, "tool_version": __version__, "git": git_describe(),
-        "modules": {}, "skipped_cases": skipped,
+        "jobs": njobs, "backend": backend, "capture": capture, "tool_version": __version__,
+        "git": git_describe(), "modules": {}, "skipped_cases": skipped,
+        "executor": pool.info() if pool is not None else {"kind": "local", "jobs": njobs},
     }
+    if old_meta:
+        meta["started_utc"] = old_meta.get("started_utc", now)
+        meta["resumed"] = [*old_meta.get("resumed", []),
+                           {"utc": now, "command": meta["command"], "ran": [c.id for c in todo],
+                            "executor": meta["executor"]}]
     (out / "meta.json").write_text(json.dumps(meta, indent=1))
     try:
         meta.update(prepare(plat, log))
     except PlatformError as exc:
         raise RunError(str(exc)) from exc
     wall0 = time.monotonic()
+    order = {c.id: i for i, c in enumerate(cases)}
+
+    def merged(res: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+        """This session's results and the earlier ones, in the order of the cases."""
+        return sorted([*earlier.values(), *res], key=lambda r: order.get(r.get("id", ""), 0))
 
     def partial(res: List[Optional[Dict[str, Any]]]) -> None:
-        _write_summary(out, sc, [r for r in res if r is not None])
+        _write_summary(out, sc, merged([r for r in res if r is not None]))
 
     def here(case: Case, cdir: Path) -> Dict[str, Any]:
         try:
@@ -814,9 +845,13 @@ def run_scenario(sc: Scenario, out: Path, ccs: Optional[List[str]] = None,
         except (RunError, TopologyError) as exc:
             raise CaseFailed(case.id, str(exc)) from exc
 
-    results, failed = execute(plat, cases, out, njobs, sc.seed, log, progress=progress,
+    if progress:
+        for _ in earlier:
+            progress()
+    results, failed = execute(plat, todo, out, njobs, sc.seed, log, progress=progress,
                               capture=capture, backend=backend, on_result=partial,
-                              run_here=here)
+                              run_here=here, pool=pool)
+    results = merged(results)
     _platform_meta(meta, out, plat.here, [c.id for c in cases], time.monotonic() - wall0)
     (out / "meta.json").write_text(json.dumps(meta, indent=1))
     _fill_ceilings(results)
@@ -850,6 +885,9 @@ def _platform_meta(meta: Dict[str, Any], out: Path, here: bool, ids: List[str],
                      "userspace": sorted({m.get("userspace") for m in sims if m.get("userspace")}),
                      "uml_release": sorted({m.get("release") for m in sims if m.get("release")})})
     meta["wall_cost"] = cost
+    where = {i: w for i in ids if (w := _load_json(out / i / "where.json"))}
+    if where:
+        meta["case_where"] = where
 
 
 def _fill_ceilings(results: List[Dict[str, Any]]) -> None:

@@ -67,6 +67,10 @@ COMMANDS: Dict[str, str] = {
     "dkms": "dkms", "mokutil": "mokutil", "openssl": "openssl",
     "chronyd": "chrony", "chronyc": "chrony", "gpsd": "gpsd", "gpsfake": "gpsd-clients",
     "ppstest": "pps-tools", "mn": "mininet",
+    # --slurm (dask-jobqueue runs sbatch, squeue, scancel) and its test's one-node Slurm
+    "sbatch": "slurm-client", "squeue": "slurm-client", "scancel": "slurm-client",
+    "sinfo": "slurm-client", "slurmctld": "slurmctld", "slurmd": "slurmd",
+    "munged": "munge", "munge": "munge",
     # virtme-ng runs these on the host (virtme/commands/run.py: `file -L` on
     # busybox to see that it is static; mkinitramfs.py: busybox-static)
     "file": "file",
@@ -98,17 +102,18 @@ PREREQ = {"git", "make"}
 # packages a listed package brings along (dpkg -S names them, not the listed one)
 VIA = {"gcc": "build-essential", "patch": "build-essential", "make": "build-essential",
        "xz-utils": "build-essential", "binutils-x86-64-linux-gnu": "build-essential", "python3-minimal": "python3-pip", "openssl": "libssl-dev",
-       "pahole": "dwarves", "mmdebstrap": "scripts/fresh-check.sh"}
+       "pahole": "dwarves", "mmdebstrap": "scripts/fresh-check.sh",
+       "slurm-client": "slurm-wlm", "slurmctld": "slurm-wlm", "slurmd": "slurm-wlm"}
 # dpkg -S names the real owner of an alternative or a versioned package
 OWNER_ALSO = {"gcc": {"gcc-12", "cpp-12"}, "clang": {"clang-14"}, "python3-minimal": {"python3.11-minimal"}}
 
 
 def setup_packages() -> Set[str]:
-    text = (REPO / "scripts/setup.sh").read_text()
+    # comments first: one may hold a ")" (valgrind's "(callgrind)")
+    text = re.sub(r"#[^\n]*", "", (REPO / "scripts/setup.sh").read_text())
     m = re.search(r"^pkgs=\((.*?)\)", text, re.S | re.M)
     assert m, "scripts/setup.sh has no pkgs=(...) list"
-    body = re.sub(r"#[^\n]*", "", m.group(1))
-    return set(body.split())
+    return set(m.group(1).split())
 
 
 # ---- finding the commands the sources run -----------------------------------
