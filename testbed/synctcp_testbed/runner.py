@@ -40,7 +40,7 @@ from synctcp import modctl
 from . import __version__, backends
 from .backends import build_topology  # noqa: F401 (runner.build_topology, as before)
 from .flowgen import (FlowgenError, FlowgenResult, FlowResult, FlowSpec, config_text,
-                      limit_for, load_result, window_bytes)
+                      limit_for, load_result, window_bytes, window_retrans)
 from .flowgen import command as fg_command
 from .metrics import QueueStats, queue_stats, read_samples
 from .native import flowgen_path, qsampler_path
@@ -709,8 +709,11 @@ def flow_result(case_id: str, f: Flow, res: FlowResult, start: float,
     """Flow ``f``'s record of flows.json from flowgen's ``res``.
 
     Goodput: the receiver's bytes of the intervals wholly inside [start,
-    end] (seconds from flowgen's go) over their length.  A flow that
-    failed, or that ran another algorithm than ``f.cc``, is a RunError.
+    end] (seconds from flowgen's go) over their length.  Retransmissions:
+    the sender's over the same interval (``retransmits``; over the whole
+    flow: ``retransmits_total``).  A flow that failed, that ran another
+    algorithm than ``f.cc``, or whose sender was not sampled at ``end``
+    is a RunError.
     """
     if res.error:
         raise RunError(f"{case_id}: flow {f.id} ({f.src}->{f.dst}): {res.error}")
@@ -718,9 +721,16 @@ def flow_result(case_id: str, f: Flow, res: FlowResult, start: float,
         raise RunError(f"{case_id}: flow {f.id} ran {res.cc or 'an unknown algorithm'}, "
                        f"not {f.cc}")
     nbytes, secs = window_bytes(res.intervals, start, end)
+    retrans = 0
+    if f.kind == "bulk":
+        got = window_retrans(res.retrans, start, end)
+        if got is None:
+            raise RunError(f"{case_id}: flowgen recorded no retransmission count of flow "
+                           f"{f.id} at the end of the measured interval ({end:g} s)")
+        retrans = got
     return {**asdict(f), "sport": f.cport, "dport": f.port, "bytes": nbytes,
             "goodput_mbit": nbytes * 8 / secs / 1e6 if secs > 0 else 0.0,
-            "retransmits": int(res.retransmits or 0),
+            "retransmits": retrans, "retransmits_total": int(res.retransmits or 0),
             "udp_lost_pct": res.lost_pct if f.kind == "cbr" else None}
 
 
