@@ -467,12 +467,16 @@ def bulk_dumbbell(name: str, ccs: List[str], rate_mbit: float, rtt_ms: float, qu
     ``seconds``, and every metric covers the last ``seconds``.  Validated.
     """
     warm = min(2.0, seconds / 5) if warmup_s is None else warmup_s
-    sc = Scenario(name=name, cc=list(ccs), aqm=["droptail"], duration_s=seconds + warm,
-                  warmup_s=warm,
-                  topology=TopologySpec(kind="dumbbell", rate_mbit=rate_mbit,
-                                        rtts_ms=[rtt_ms] * flows, queue_pkts=queue_pkts,
-                                        measure=["lr"]),
-                  tcg_max_rate_mbit=100)
+    try:
+        sc = Scenario(name=name, cc=list(ccs), aqm=["droptail"], duration_s=seconds + warm,
+                      warmup_s=warm,
+                      topology=TopologySpec(kind="dumbbell", rate_mbit=rate_mbit,
+                                            rtts_ms=[rtt_ms] * flows, queue_pkts=queue_pkts,
+                                            measure=["lr"]),
+                      tcg_max_rate_mbit=100)
+    except ValidationError as exc:
+        cls, table = (TopologySpec, "topology") if exc.title == "TopologySpec" else (Scenario, "")
+        raise ScenarioError(_model_error(cls, exc, name, table)) from None
     sc.validate()
     return sc
 

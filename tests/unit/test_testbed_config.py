@@ -965,3 +965,13 @@ def test_every_number_key_of_a_scenario_has_its_allowed_range() -> None:
 def test_every_preset_is_valid_under_the_typed_models() -> None:
     for name in presets():
         assert load(name).cases(), name
+
+
+def test_a_bulk_dumbbell_out_of_range_is_a_scenario_error() -> None:
+    from synctcp_testbed.scenario import bulk_dumbbell
+    with pytest.raises(ScenarioError) as exc:
+        bulk_dumbbell("d", ["reno"], 0, 40, 20, 1, 5)
+    assert str(exc.value) == ("d: topology.rate_mbit must be a number above 0, at most 100000 "
+                              "(Mbit/s), not 0")
+    with pytest.raises(ScenarioError, match="^d: queue_pkts|^d: topology.queue_pkts must be a whole"):
+        bulk_dumbbell("d", ["reno"], 10, 40, 0, 1, 5)
