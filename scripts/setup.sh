@@ -55,7 +55,7 @@ fi
 
 # Python: virtme-ng and this project's package (editable, with its deps).
 py=${PYTHON:-python3}
-if ! command -v vng >/dev/null || ! "$py" -c 'import synctcp, synctcp_testbed, synctcp_mininet, pyroute2, matplotlib, rich, pytest, scapy, distributed, dask_jobqueue' 2>/dev/null ||
+if ! command -v vng >/dev/null || ! "$py" -c 'import synctcp, synctcp_testbed, synctcp_mininet, pyroute2, matplotlib, rich, pydantic, pytest, scapy, distributed, dask_jobqueue' 2>/dev/null ||
 	[ "$("$py" -c 'import synctcp, os; print(os.path.realpath(synctcp.__file__))' 2>/dev/null)" != "$here/tools/synctcp/__init__.py" ]; then
 	echo "setup: installing Python packages (virtme-ng, synctcp)"
 	pipargs=(-q --root-user-action=ignore --disable-pip-version-check virtme-ng pytest scapy -e "$here")
@@ -64,4 +64,16 @@ if ! command -v vng >/dev/null || ! "$py" -c 'import synctcp, synctcp_testbed, s
 		"$py" -m pip install --break-system-packages "${pipargs[@]}"
 	# pyenv only shows new console scripts (synctcp, vng) after a rehash
 	if command -v pyenv >/dev/null; then pyenv rehash; fi
+fi
+
+# mn runs the custom topologies (mininet/synctcp_mininet/topos.py) with
+# Debian's /usr/bin/python3 whatever $PYTHON is, and they build their
+# scenario with its typed models: pydantic 2 there too (Debian 12's
+# python3-pydantic is 1.10).
+sys_py=/usr/bin/python3
+if [ -x "$sys_py" ] && ! "$sys_py" -c 'import sys, pydantic; sys.exit(pydantic.VERSION < "2")' 2>/dev/null; then
+	echo "setup: installing pydantic 2 for $sys_py (mn --custom)"
+	pipargs=(-q --root-user-action=ignore --disable-pip-version-check "pydantic>=2")
+	"$sys_py" -m pip install "${pipargs[@]}" 2>/dev/null ||
+		"$sys_py" -m pip install --break-system-packages "${pipargs[@]}"
 fi

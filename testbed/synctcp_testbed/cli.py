@@ -21,14 +21,13 @@ import os
 import sys
 import textwrap
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from synctcp.pipe import stdout_closed
 
 from .qdisc import AQMS
-from .scenario import ScenarioError, load, presets
+from .scenario import ScenarioError, load, presets, updated
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = Path(os.environ.get("SYNCTCP_RESULTS", "results"))
@@ -123,11 +122,11 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     sc = load(args.scenario)
     if args.duration is not None:
         warm = args.warmup if args.warmup is not None else min(sc.warmup_s, args.duration / 5)
-        sc = replace(sc, duration_s=args.duration, warmup_s=warm)
+        sc = updated(sc, "command line", duration_s=args.duration, warmup_s=warm)
     elif args.warmup is not None:
-        sc = replace(sc, warmup_s=args.warmup)
+        sc = updated(sc, "command line", warmup_s=args.warmup)
     if args.seed is not None:
-        sc = replace(sc, seed=args.seed)
+        sc = updated(sc, "command line", seed=args.seed)
     sc.validate()
     ccs, aqms = _csv(args.cc), _csv(args.aqm)
     cases = sc.cases(ccs, aqms)

@@ -34,7 +34,10 @@
  * The receiver counts bytes per interval of INTERVAL_S (default 1 s) on
  * one grid from the go time, so the intervals of all flows share a clock:
  * [k*I, (k+1)*I), a flow's first interval begins at its start and its
- * last ends when its receiver saw the end.  All times in the result are
+ * last ends when its receiver saw the end.  At each grid point a bulk
+ * flow's sender, while it sends, also records its tcpi_total_retrans
+ * ("retrans": [[t, total], ...]), so that retransmissions can be counted
+ * over the same interval as the bytes.  All times in the result are
  * seconds relative to go; "go_monotonic" is the go time itself.
  *
  * Exit status: 0 every flow ran; 1 a flow failed (its "error" says why;
@@ -86,6 +89,12 @@ struct ival {
 	uint64_t bytes;
 };
 
+/* the sender's tcpi_total_retrans at an interval boundary */
+struct rsample {
+	double t;
+	uint32_t total;
+};
+
 struct flow;
 
 /* what an epoll event points at */
@@ -113,6 +122,8 @@ struct flow {
 	double ival_start;
 	struct ival *ivals;
 	size_t nivals, cap;
+	struct rsample *rs;
+	size_t nrs, rcap;
 
 	/* cbr */
 	uint64_t seq_next, pkts_recv, ooo, max_seq_seen;
@@ -441,6 +452,35 @@ static void push_ival(struct flow *f, double end)
 	f->ival_bytes = 0;
 }
 
+static void read_tcp_info(struct flow *f);
+
+/* at boundary ``at``: the sender's retransmissions so far (bulk, while it sends) */
+static void push_retrans(struct flow *f, double at)
+{
+	if (f->kind != BULK || f->sfd < 0 || !f->sending)
+		return;
+	read_tcp_info(f);
+	if (!f->have_info)
+		return;
+	if (f->nrs == f->rcap) {
+		size_t cap = f->rcap ? 2 * f->rcap : 64;
+		struct rsample *p;
+
+		if (cap > MAX_INTERVALS) {
+			flow_error(f, "retransmission samples", E2BIG);
+			return;
+		}
+		p = realloc(f->rs, cap * sizeof(*p));
+		if (!p) {
+			flow_error(f, "retransmission samples", ENOMEM);
+			return;
+		}
+		f->rs = p;
+		f->rcap = cap;
+	}
+	f->rs[f->nrs++] = (struct rsample){ at, f->info.tcpi_total_retrans };
+}
+
 static void count_recv(struct flow *f, uint64_t n)
 {
 	f->recv_bytes += n;
@@ -712,6 +752,7 @@ static void close_intervals(double at)
 	for (int i = 0; i < nflows; i++) {
 		struct flow *f = &flows[i];
 
+		push_retrans(f, at);
 		if (f->rfd < 0 || f->recv_done)
 			continue;
 		for (int k = 0; k < 1024 && f->rfd >= 0 && !f->recv_done; k++) {
@@ -901,7 +942,14 @@ static int write_result(const char *path, const char *stopped)
 		for (size_t k = 0; k < f->nivals; k++)
 			fprintf(fp, "%s[%.6f, %.6f, %llu]", k ? ", " : "", f->ivals[k].start,
 				f->ivals[k].end, (unsigned long long)f->ivals[k].bytes);
-		fputs("]}", fp);
+		fputs("]", fp);
+		if (f->kind == BULK) {
+			fputs(", \"retrans\": [", fp);
+			for (size_t k = 0; k < f->nrs; k++)
+				fprintf(fp, "%s[%.6f, %u]", k ? ", " : "", f->rs[k].t, f->rs[k].total);
+			fputs("]", fp);
+		}
+		fputs("}", fp);
 	}
 	fputs("\n]}\n", fp);
 	if (fclose(fp)) {

@@ -9,6 +9,10 @@ CLOCK_MONOTONIC); each flow's intervals ``(start, end, bytes)`` lie on one
 grid of ``interval_s`` from go, shared by all flows, except that a flow's
 first interval begins when its receiver accepted the connection (UDP: at
 the flow's start) and its last one ends when the receiver saw the end.
+A bulk flow's ``retrans`` are ``(t, total)``: the sender's
+``tcpi_total_retrans`` at each grid point while it sent, so that
+retransmissions are counted over the same interval as the bytes
+(:func:`window_retrans`).
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 Interval = Tuple[float, float, int]
+#: (grid point, the sender's total retransmissions then)
+RetransSample = Tuple[float, int]
 
 
 class FlowgenError(RuntimeError):
@@ -121,6 +127,7 @@ class FlowResult:
     lost_pct: Optional[float] = None
     packets_sent: Optional[int] = None
     packets_received: Optional[int] = None
+    retrans: List[RetransSample] = field(default_factory=list)
 
 
 @dataclass
@@ -160,6 +167,11 @@ def parse_result(text: str) -> FlowgenResult:
             intervals = [(float(a), float(b), int(n)) for a, b, n in ivals]
         except (TypeError, ValueError):
             raise FlowgenError(f"flowgen result: intervals of {d['id']} are not numbers") from None
+        rs = d.get("retrans", [])
+        if not isinstance(rs, list) or not all(
+                isinstance(r, list) and len(r) == 2 and not isinstance(r[1], bool)
+                and isinstance(r[0], (int, float)) and isinstance(r[1], int) for r in rs):
+            raise FlowgenError(f"flowgen result: retrans of {d['id']} are not [time, count]")
         f = FlowResult(
             id=d["id"], kind=str(d.get("kind")), port=_num(d, "port", int),
             cport=_num(d, "cport", int), start_s=_num(d, "start_s"), seconds=_num(d, "seconds"),
@@ -170,7 +182,8 @@ def parse_result(text: str) -> FlowgenResult:
             retransmits=_num(d, "retransmits", int, optional=True),
             tcp_info=d.get("tcp_info"), lost_pct=_num(d, "lost_pct", optional=True),
             packets_sent=_num(d, "packets_sent", int, optional=True),
-            packets_received=_num(d, "packets_received", int, optional=True))
+            packets_received=_num(d, "packets_received", int, optional=True),
+            retrans=[(float(t), int(n)) for t, n in rs])
         if f.kind not in ("bulk", "cbr"):
             raise FlowgenError(f"flowgen result: kind of {f.id} is {f.kind!r}")
         res.flows[f.id] = f
@@ -190,6 +203,25 @@ def window_bytes(intervals: Sequence[Interval], start: float, end: float,
     """(bytes, seconds) of the intervals that lie wholly inside [start, end]."""
     kept = [iv for iv in intervals if iv[0] >= start - eps and iv[1] <= end + eps]
     return sum(iv[2] for iv in kept), sum(iv[1] - iv[0] for iv in kept)
+
+
+def total_at(samples: Sequence[RetransSample], t: float, eps: float = 1e-6) -> Optional[int]:
+    """The count of the last sample at or before ``t`` (None: none is)."""
+    before = [n for at, n in samples if at <= t + eps]
+    return before[-1] if before else None
+
+
+def window_retrans(samples: Sequence[RetransSample], start: float, end: float,
+                   eps: float = 1e-6) -> Optional[int]:
+    """Retransmissions in (start, end]: the sender's total at ``end`` less that at ``start``.
+
+    None when no sample is at or before ``end`` (unknown); a sender first
+    sampled after ``start`` had retransmitted nothing before it started.
+    """
+    last = total_at(samples, end, eps)
+    if last is None:
+        return None
+    return last - (total_at(samples, start, eps) or 0)
 
 
 def gaps(intervals: Sequence[Interval], eps: float = 1e-6) -> List[Tuple[float, float]]:

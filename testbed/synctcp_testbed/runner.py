@@ -40,7 +40,7 @@ from synctcp import modctl
 from . import __version__, backends
 from .backends import build_topology  # noqa: F401 (runner.build_topology, as before)
 from .flowgen import (FlowgenError, FlowgenResult, FlowResult, FlowSpec, config_text,
-                      limit_for, load_result, window_bytes)
+                      limit_for, load_result, window_bytes, window_retrans)
 from .flowgen import command as fg_command
 from .metrics import QueueStats, queue_stats, read_samples
 from .native import flowgen_path, qsampler_path
@@ -245,6 +245,23 @@ TAIL_S = 10.0
 #: flowgen's files in the case directory
 FLOWGEN_CONF, FLOWGEN_OUT, FLOWGEN_LOG, FLOWGEN_STATUS = (
     "flowgen.conf", "flowgen.json", "flowgen.log", "flowgen.status")
+
+
+#: qsampler's files in the case directory: its stderr and its exit status
+QSAMPLER_LOG, QSAMPLER_STATUS = "qsampler.log", "qsampler.status"
+
+
+def qsampler_line(argv: Sequence[Any], case_dir: Path) -> str:
+    """The line of ``samplers.sh`` that runs qsampler in the background.
+
+    "ready" goes to ``.ready-q``, stderr to ``qsampler.log`` and the exit
+    status to ``qsampler.status``, so that the runner sees a sampler that
+    failed at once, with its message.
+    """
+    d = case_dir
+    return (f"{{ {_q(argv)} > {shlex.quote(str(d / '.ready-q'))} "
+            f"2> {shlex.quote(str(d / QSAMPLER_LOG))}; "
+            f"echo $? > {shlex.quote(str(d / QSAMPLER_STATUS))}; }} &")
 
 
 def flow_seconds(f: Flow, duration: float) -> int:
@@ -456,8 +473,8 @@ class CaseRun:
         for label, ns, dev, parent in self._measured(topo):
             targets += ['-n', ns, '-i', dev, '-p', parent, '-o', self.dir / f'queue-{label}.csv']
         if targets:
-            lines.append(f"{_q([qs, *targets, '-r', self.queue_hz, '-d', dur + 600])}"
-                         f" > {shlex.quote(str(self.dir / '.ready-q'))} &")
+            lines.append(qsampler_line([qs, *targets, '-r', self.queue_hz, '-d', dur + 600],
+                                       self.dir))
         senders = sorted({f.src for f in plan.flows if f.kind == "bulk"} | {h.server for h in plan.http})
         assert self.diag.stdin is not None
         self.diag.stdin.write(" ".join(f"{topo.ns(n)}:*:{self.dir / f'tcp-{n}.jsonl'}"
@@ -465,6 +482,8 @@ class CaseRun:
         self.diag.stdin.close()
         if self.capture and plan.flows:
             lines.append(self._capture_cmd(topo, plan.flows[0]))
+        for name in (QSAMPLER_STATUS, ".ready-q"):     # not a previous run's
+            (self.dir / name).unlink(missing_ok=True)
         self._spawn("\n".join(lines + ["wait"]) + "\n", "samplers.sh")
         if plan.http:
             self._spawn(servers_script(plan, topo, self.dir, dur), "servers.sh")
@@ -551,15 +570,29 @@ class CaseRun:
         return f"ip netns exec {topo.ns(flow.src)} {_q(args)} 2> {shlex.quote(str(self.dir / 'tcpdump.log'))} &"
 
     def _wait_ready(self, files: List[Path], timeout: float = 300) -> None:
+        """Wait until every sampler wrote "ready" to its file of ``files``.
+
+        A sampler that ends first is a RunError with its last line of
+        stderr, at once: qsampler's exit status is ``QSAMPLER_STATUS``
+        (its shell's bare ``wait`` would hide it), the inet_diag sampler's
+        the process's own.
+        """
         deadline = time.monotonic() + timeout
         pending = list(files)
         while pending and time.monotonic() < deadline:
             pending = [f for f in pending if not (f.exists() and "ready" in f.read_text())]
             if pending:
-                for proc in self.procs[:2]:
-                    if proc.poll():
-                        err = proc.stderr.read() if proc.stderr else ""
-                        raise RunError(f"a sampler failed: {err.strip()}")
+                status = _read(self.dir / QSAMPLER_STATUS)
+                if status is not None and self.dir / ".ready-q" in pending:
+                    log = (_read(self.dir / QSAMPLER_LOG) or "").splitlines()
+                    raise RunError(f"{self.case.id}: qsampler exited with status {status} "
+                                   f"before it was ready: {log[-1] if log else 'no message'}")
+                if (self.diag is not None and self.dir / ".ready-diag" in pending
+                        and self.diag.poll() is not None):
+                    err = (self.diag.stderr.read() if self.diag.stderr else "").strip()
+                    raise RunError(f"{self.case.id}: the inet_diag sampler exited with status "
+                                   f"{self.diag.returncode} before it was ready: "
+                                   f"{err.splitlines()[-1] if err else 'no message'}")
                 time.sleep(0.2)
         if pending:
             raise RunError(f"samplers not ready after {timeout:g} s: {[f.name for f in pending]}")
@@ -709,8 +742,11 @@ def flow_result(case_id: str, f: Flow, res: FlowResult, start: float,
     """Flow ``f``'s record of flows.json from flowgen's ``res``.
 
     Goodput: the receiver's bytes of the intervals wholly inside [start,
-    end] (seconds from flowgen's go) over their length.  A flow that
-    failed, or that ran another algorithm than ``f.cc``, is a RunError.
+    end] (seconds from flowgen's go) over their length.  Retransmissions:
+    the sender's over the same interval (``retransmits``; over the whole
+    flow: ``retransmits_total``).  A flow that failed, that ran another
+    algorithm than ``f.cc``, or whose sender was not sampled at ``end``
+    is a RunError.
     """
     if res.error:
         raise RunError(f"{case_id}: flow {f.id} ({f.src}->{f.dst}): {res.error}")
@@ -718,9 +754,16 @@ def flow_result(case_id: str, f: Flow, res: FlowResult, start: float,
         raise RunError(f"{case_id}: flow {f.id} ran {res.cc or 'an unknown algorithm'}, "
                        f"not {f.cc}")
     nbytes, secs = window_bytes(res.intervals, start, end)
+    retrans = 0
+    if f.kind == "bulk":
+        got = window_retrans(res.retrans, start, end)
+        if got is None:
+            raise RunError(f"{case_id}: flowgen recorded no retransmission count of flow "
+                           f"{f.id} at the end of the measured interval ({end:g} s)")
+        retrans = got
     return {**asdict(f), "sport": f.cport, "dport": f.port, "bytes": nbytes,
             "goodput_mbit": nbytes * 8 / secs / 1e6 if secs > 0 else 0.0,
-            "retransmits": int(res.retransmits or 0),
+            "retransmits": retrans, "retransmits_total": int(res.retransmits or 0),
             "udp_lost_pct": res.lost_pct if f.kind == "cbr" else None}
 
 

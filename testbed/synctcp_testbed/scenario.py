@@ -10,12 +10,17 @@ built topology with the same seed.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import tomllib
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, fields, replace
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple, Union, get_args, get_origin, get_type_hints
+from typing import (Annotated, Any, Callable, Dict, List, Optional, Tuple, Union, get_args,
+                    get_origin, get_type_hints)
+
+from pydantic import ConfigDict, Field, ValidationError
+from pydantic.dataclasses import dataclass
 
 from .qdisc import AQMS, QdiscError, QueueSpec
 
@@ -30,59 +35,107 @@ class ScenarioError(ValueError):
     """A scenario file that cannot be run, with the reason."""
 
 
-@dataclass
+#: pydantic dataclasses: every key is checked for its type (strictly: a
+#: string is not a number, a number not a list, true not 1) and its range
+#: when the scenario is built, and again by ``dataclasses.replace``
+MODEL = ConfigDict(strict=True, extra="forbid")
+
+
+def _bounds(lo: Optional[float], hi: Optional[float], above: bool, unit: str) -> Dict[str, Any]:
+    """pydantic bounds plus the words for them (shown in errors)."""
+    kw: Dict[str, Any] = {}
+    if lo is not None:
+        kw["gt" if above else "ge"] = lo
+    if hi is not None:
+        kw["le"] = hi
+    if lo is not None and hi is not None:
+        words = f"above {_num(lo)}, at most {_num(hi)}" if above else f"from {_num(lo)} to {_num(hi)}"
+    elif lo is not None:
+        words = f"above {_num(lo)}" if above else f"of at least {_num(lo)}"
+    else:
+        words = f"of at most {_num(hi)}" if hi is not None else ""
+    kw["json_schema_extra"] = {"range": words, "unit": unit}
+    return kw
+
+
+def _num(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else f"{v:g}"
+
+
+def num(default: Any, lo: Optional[float] = None, hi: Optional[float] = None, *,
+        above: bool = False, unit: str = "") -> Any:
+    """A number key with its allowed range: ``lo`` <= x (``lo`` < x if ``above``) <= ``hi``."""
+    return Field(default, **_bounds(lo, hi, above, unit))
+
+
+def items(factory: Callable[[], List[Any]], lo: Optional[float] = None,
+          hi: Optional[float] = None, *, above: bool = False, unit: str = "",
+          min_length: int = 0) -> Any:
+    """A list key; the range (if any) is each item's (the item type says it too)."""
+    kw = _bounds(lo, hi, above, unit)
+    kw.pop("gt", None), kw.pop("ge", None), kw.pop("le", None)
+    return Field(default_factory=factory, min_length=min_length, **kw)
+
+
+#: list items with their ranges
+RttMs = Annotated[float, Field(ge=0, le=20000)]
+PairNo = Annotated[int, Field(ge=1, le=10000)]
+HopNo = Annotated[int, Field(ge=0, le=100)]
+
+
+@dataclass(config=MODEL)
 class TopologySpec:
     kind: str = "dumbbell"
-    rate_mbit: float = 20.0
-    link_delay_ms: float = 0.0
+    rate_mbit: float = num(20.0, 0, 100000, above=True, unit="Mbit/s")
+    link_delay_ms: float = num(0.0, 0, 10000, unit="ms")
     #: base RTT of each end-to-end pair (its length is the number of pairs)
-    rtts_ms: List[float] = field(default_factory=lambda: [40.0])
+    rtts_ms: List[RttMs] = items(lambda: [40.0], 0, 20000, unit="ms", min_length=1)
     #: bottleneck queue limit in packets, or a multiple of the BDP of the median RTT
-    queue_pkts: Optional[int] = None
-    queue_bdp: Optional[float] = None
-    routers: int = 6
-    hops: int = 3
-    cross_hops: List[int] = field(default_factory=list)
-    cross_pairs: int = 0
-    cross_rtt_ms: Optional[float] = None
-    access_rate_mbit: Optional[float] = None
+    queue_pkts: Optional[int] = num(None, 1, 1000000, unit="packets")
+    queue_bdp: Optional[float] = num(None, 0, 1000, above=True, unit="x BDP")
+    routers: int = num(6, 2, 100)
+    hops: int = num(3, 1, 100)
+    cross_hops: List[HopNo] = items(list, 0, 100)
+    cross_pairs: int = num(0, 0, 1000)
+    cross_rtt_ms: Optional[float] = num(None, 0, 20000, unit="ms")
+    access_rate_mbit: Optional[float] = num(None, 0, 100000, above=True, unit="Mbit/s")
     #: receivers' advertised-window clamp in segments (the senders' max window)
-    window_segs: Optional[int] = None
-    mtu: int = 1500
+    window_segs: Optional[int] = num(None, 1, 1000000, unit="segments")
+    mtu: int = num(1500, 576, 9000, unit="bytes")
     offloads: bool = False
     #: core links whose queues are sampled ("r0r1", "r4r5-rev", "lr"); empty: all
-    measure: List[str] = field(default_factory=list)
+    measure: List[str] = Field(default_factory=list)
 
 
-@dataclass
+@dataclass(config=MODEL)
 class AqmSpec:
     """Parameters of the queue disciplines (see :class:`~.qdisc.QueueSpec`)."""
 
-    red_min_pkts: Optional[float] = None
-    red_max_pkts: Optional[float] = None
-    red_max_p: float = 0.10
-    target_ms: float = 5.0
+    red_min_pkts: Optional[float] = num(None, 0, 1000000, above=True, unit="packets")
+    red_max_pkts: Optional[float] = num(None, 0, 1000000, above=True, unit="packets")
+    red_max_p: float = num(0.10, 0, 1, above=True)
+    target_ms: float = num(5.0, 0, 10000, above=True, unit="ms")
 
 
-@dataclass
+@dataclass(config=MODEL)
 class CbrSpec:
     """Constant-bit-rate UDP flows (voice calls), pair i -> its receiver."""
 
-    pairs: List[int] = field(default_factory=list)
-    rate_kbit: float = 64.0
-    pkt_bytes: int = 200
+    pairs: List[PairNo] = items(list, 1, 10000)
+    rate_kbit: float = num(64.0, 1, 10000000, unit="kbit/s")
+    pkt_bytes: int = num(200, 24, 65000, unit="bytes")
 
 
-@dataclass
+@dataclass(config=MODEL)
 class TrafficSpec:
     #: one bulk flow per end-to-end pair, forward (sender side -> receiver side)
     bulk_fwd: bool = True
     #: one bulk flow per pair in the reverse direction (two-way traffic)
     bulk_rev: bool = False
     #: bulk flows per pair and direction (many flows between the same two hosts)
-    flows_per_pair: int = 1
+    flows_per_pair: int = num(1, 1, 1000)
     #: pairs (1-based) whose reverse flows run; empty: all (with bulk_rev)
-    rev_pairs: List[int] = field(default_factory=list)
+    rev_pairs: List[PairNo] = items(list, 1, 10000)
     #: reverse-path load: bulk flows of the case's algorithm... or this one
     rev_cc: str = ""
     #: one bulk flow per cross-traffic pair
@@ -91,33 +144,33 @@ class TrafficSpec:
     #: one flow of the case's algorithm among flows of this one
     minority_of: str = ""
     #: HTTP/1.0 load in % of the bottleneck; responses flow forward
-    http_load_pct: float = 0.0
+    http_load_pct: float = num(0.0, 0, 200, unit="% of rate_mbit")
     #: how many pairs carry the HTTP load (PackMime "clouds")
-    http_pairs: int = 5
+    http_pairs: int = num(5, 1, 10000)
     cbr: Optional[CbrSpec] = None
     #: flows start this far apart (s); 0 = all at t=0 as in Weigle
-    stagger_s: float = 0.0
+    stagger_s: float = num(0.0, 0, 86400, unit="s")
 
 
-@dataclass
+@dataclass(config=MODEL)
 class Scenario:
     name: str
     description: str = ""
     source: str = ""
-    cc: List[str] = field(default_factory=lambda: ["reno", "cubic"])
-    aqm: List[str] = field(default_factory=lambda: ["droptail"])
-    duration_s: float = 60.0
-    warmup_s: float = 10.0
-    seed: int = 1
-    topology: TopologySpec = field(default_factory=TopologySpec)
-    aqm_params: AqmSpec = field(default_factory=AqmSpec)
-    traffic: TrafficSpec = field(default_factory=TrafficSpec)
+    cc: List[str] = items(lambda: ["reno", "cubic"], min_length=1)
+    aqm: List[str] = items(lambda: ["droptail"], min_length=1)
+    duration_s: float = num(60.0, 1, 86400, unit="s")
+    warmup_s: float = num(10.0, 0, 86400, unit="s")
+    seed: int = num(1, 0, 2**31 - 1)
+    topology: TopologySpec = Field(default_factory=TopologySpec)
+    aqm_params: AqmSpec = Field(default_factory=AqmSpec)
+    traffic: TrafficSpec = Field(default_factory=TrafficSpec)
     #: key -> values; every case runs at each value (see SWEEPABLE)
-    sweep: Dict[str, List[Any]] = field(default_factory=dict)
+    sweep: Dict[str, List[Any]] = Field(default_factory=dict)
     #: add a large-buffer CUBIC case per sweep value: the platform's ceiling
     ceiling: bool = False
     #: highest rate the emulated (TCG) VM forwards reliably; above it cases are skipped
-    tcg_max_rate_mbit: float = 50.0
+    tcg_max_rate_mbit: float = num(50.0, 0, 100000, above=True, unit="Mbit/s")
 
     # -- derived -------------------------------------------------------------
     def median_rtt_ms(self) -> float:
@@ -143,45 +196,42 @@ class Scenario:
                          target_ms=p.target_ms, avpkt=self.topology.mtu)
 
     def validate(self) -> None:
+        """What the models' types and ranges cannot say: names, kinds, keys together."""
         if not self.name or not all(c.isalnum() or c in "-_." for c in self.name):
             raise ScenarioError("name must be non-empty: letters, digits, - _ .")
         t = self.topology
         if t.kind not in KINDS:
             raise ScenarioError(f"topology.kind {t.kind!r}: one of {', '.join(KINDS)}")
-        if not t.rtts_ms or any(not 0 <= r <= 20000 for r in t.rtts_ms):
-            raise ScenarioError("topology.rtts_ms: one RTT (0..20000 ms) per pair")
         if t.queue_pkts is not None and t.queue_bdp is not None:
             raise ScenarioError("give one of topology.queue_pkts and topology.queue_bdp, not both")
         if t.queue_pkts is None and t.queue_bdp is None:
             t.queue_pkts = 100
-        if not 576 <= t.mtu <= 9000:
-            raise ScenarioError("topology.mtu must be 576..9000 bytes")
         core = t.link_delay_ms * {"dumbbell": 1, "parking-lot": t.routers - 1,
                                   "chain": t.hops}[t.kind]
         if min(t.rtts_ms) < 2 * core:
             raise ScenarioError(f"topology.rtts_ms: {min(t.rtts_ms):g} ms is below the core's own "
                                 f"RTT of {2 * core:g} ms")
-        if not self.cc:
-            raise ScenarioError("cc: at least one algorithm")
         for a in self.aqm:
             if a not in AQMS:
                 raise ScenarioError(f"aqm {a!r}: one of {', '.join(AQMS)}")
-        if not 1 <= self.duration_s <= 86400 or not 0 <= self.warmup_s < self.duration_s:
-            raise ScenarioError("duration_s must be 1..86400 and warmup_s 0..duration_s")
+        if not self.warmup_s < self.duration_s:
+            raise ScenarioError(f"warmup_s must be below duration_s ({self.duration_s:g} s), "
+                                f"not {self.warmup_s:g}")
         for key, values in self.sweep.items():
             if key not in SWEEPABLE:
                 raise ScenarioError(f"sweep.{key}: sweepable keys are {', '.join(SWEEPABLE)}")
             if not isinstance(values, list) or not values:
                 raise ScenarioError(f"sweep.{key}: a non-empty list")
+            for v in values:
+                try:
+                    self.at({key: v})
+                except ValidationError as exc:
+                    raise ScenarioError(_sweep_error(key, exc)) from None
         tr = self.traffic
-        # the load as given and at every sweep point
         loads = [tr.http_load_pct, *self.sweep.get("http_load_pct", [])]
-        if not all(0 <= x <= 200 for x in loads):
-            raise ScenarioError("traffic.http_load_pct must be 0..200")
-        if not 1 <= tr.flows_per_pair <= 1000:
-            raise ScenarioError(f"traffic.flows_per_pair must be 1..1000, not {tr.flows_per_pair}")
         if any(loads) and not 1 <= tr.http_pairs <= len(t.rtts_ms):
-            raise ScenarioError("traffic.http_pairs must be 1..number of pairs")
+            raise ScenarioError(f"traffic.http_pairs must be from 1 to {len(t.rtts_ms)} "
+                                f"(the number of pairs), not {tr.http_pairs}")
         self.cases()            # every case's queue can be built
 
     # -- cases ---------------------------------------------------------------------
@@ -217,16 +267,16 @@ class Scenario:
             if k in ("rate_mbit", "queue_pkts"):
                 topo = replace(topo, **{k: v, **({"queue_bdp": None} if k == "queue_pkts" else {})})
             elif k == "http_load_pct":
-                traffic = replace(traffic, http_load_pct=float(v))
-            elif k in ("bulk_rev", "rev_load"):
-                traffic = replace(traffic, bulk_rev=bool(v))
+                traffic = replace(traffic, http_load_pct=v)
+            elif k in ("bulk_rev", "rev_load"):     # rev_load: another name of bulk_rev
+                traffic = replace(traffic, bulk_rev=v)
         return replace(self, topology=topo, traffic=traffic, sweep={})
 
     def as_dict(self) -> Dict[str, Any]:
         return asdict(self)
 
 
-@dataclass
+@dataclasses.dataclass
 class Case:
     id: str
     cc: str
@@ -256,8 +306,8 @@ LIST_KEYS: Dict[str, Tuple[str, str]] = {
     "rtts_ms": ("RTTs in ms, one per pair", "[40, 80]"),
     "cross_hops": ("hop numbers", "[1, 3]"),
     "measure": ("link names", '["lr"]'),
-    "rev_pairs": ("pair numbers (1-based)", "[1, 2]"),
-    "pairs": ("pair numbers (1-based)", "[1, 2]"),
+    "rev_pairs": ("pair numbers, 1-based", "[1, 2]"),
+    "pairs": ("pair numbers, 1-based", "[1, 2]"),
 }
 
 
@@ -271,43 +321,20 @@ def _what(value: Any) -> str:
         return "a string"
     if isinstance(value, dict):
         return "a table"
+    if isinstance(value, list):
+        return "an empty list" if not value else "a list"
     return f"a {type(value).__name__}"
 
 
-def _fits(kind: Any, item: Any) -> bool:
-    """Is ``item`` a ``kind`` (str, int or float; a bool is not a number)?"""
-    if kind is str:
-        return isinstance(item, str)
-    if kind in (int, float):
-        return not isinstance(item, bool) and isinstance(item, int if kind is int else (int, float))
-    return True
-
-
-def _check_types(cls: Any, data: Dict[str, Any], where: str, table: str) -> None:
-    """Refuse a list-valued key that is not a list (``cc = "reno"`` would run
-    cases r, e, n, o), a list of the wrong items, and a table that is not one."""
-    hints = get_type_hints(cls)
-    for key, value in data.items():
-        hint = hints[key]
-        if get_origin(hint) is list:
-            name = f"{table}.{key}" if table else key
-            items, example = LIST_KEYS.get(key, ("values", "[...]"))
-            need = f"{name} must be a list of {items}, e.g. {key} = {example}"
-            if not isinstance(value, list):
-                raise ScenarioError(f"{where}: {need}, not {_what(value)}")
-            kind = get_args(hint)[0]
-            for item in value:
-                if not _fits(kind, item):
-                    shown = f'"{item}"' if isinstance(item, str) else repr(item)
-                    raise ScenarioError(f"{where}: {need}, not {_what(item)} like {shown}")
-        elif get_origin(hint) is dict and not isinstance(value, dict):
-            raise ScenarioError(f"{where}: {key} must be a table ([{key}]), not {_what(value)}")
-        else:
-            kind = _scalar(hint)
-            if kind is not None and value is not None and not (_fits(kind, value) if kind is not bool else isinstance(value, bool)):
-                name = f"{table}.{key}" if table else key
-                raise ScenarioError(f"{where}: {name} must be {SCALAR_NAMES[kind]}, not {_what(value)}"
-                                    + (f' like "{value}"' if isinstance(value, str) else ""))
+def _shown(value: Any) -> str:
+    """What the file said: ``a string like "fast"``, ``0``, ``true``, ``a list``."""
+    if isinstance(value, str):
+        return f'a string like "{value}"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return _num(value)
+    return _what(value)
 
 
 SCALAR_NAMES = {str: "a string", int: "a whole number", float: "a number", bool: "true or false"}
@@ -318,7 +345,72 @@ def _scalar(hint: Any) -> Any:
     if get_origin(hint) is Union:
         args = [a for a in get_args(hint) if a is not type(None)]
         hint = args[0] if len(args) == 1 else None
+    if get_origin(hint) is Annotated:
+        hint = get_args(hint)[0]
     return hint if hint in SCALAR_NAMES else None
+
+
+def _raw(value: Any) -> str:
+    """``value`` as TOML writes it."""
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return _num(value)
+    return _what(value)
+
+
+def _range(cls: Any, key: str) -> Tuple[str, str]:
+    """The words for ``cls.key``'s range and its unit ("" if none)."""
+    extra = cls.__pydantic_fields__[key].json_schema_extra
+    if not isinstance(extra, dict):
+        return "", ""
+    return str(extra.get("range", "")), str(extra.get("unit", ""))
+
+
+def _must(cls: Any, key: str, name: str) -> str:
+    """What ``name`` (the key ``cls.key`` as the file spells it) must be, in words."""
+    hint = get_type_hints(cls, include_extras=True)[key]
+    words, unit = _range(cls, key)
+    if get_origin(hint) is list:
+        what, example = LIST_KEYS.get(key, ("values", "[...]"))
+        each = f" (each {words}{f' {unit}' if unit else ''})" if words else ""
+        return f"{name} must be a list of {what}{each}, e.g. {key} = {example}"
+    if get_origin(hint) is dict:
+        return f"{name} must be a table ([{name}])"
+    return (f"{name} must be {SCALAR_NAMES.get(_scalar(hint), 'a table')}"
+            + (f" {words}" if words else "") + (f" ({unit})" if unit else ""))
+
+
+def _model_error(cls: Any, exc: ValidationError, where: str, table: str) -> str:
+    """The first of pydantic's errors as one line: file, key, what it must be, what it is."""
+    err = exc.errors(include_url=False)[0]
+    loc = err["loc"]
+    key = str(loc[0]) if loc else ""
+    name = f"{table}.{key}" if table else key
+    if err["type"] == "missing":
+        return f"{where}: {name} is required"
+    if key not in cls.__pydantic_fields__:
+        return f"{where}: {name}: {err['msg']}"
+    value = err["input"]
+    if len(loc) > 1 and isinstance(loc[1], int):            # an item of a list
+        return f"{where}: {_must(cls, key, name)}, not {_what(value)} like {_raw(value)}"
+    hint = get_origin(get_type_hints(cls)[key])
+    if isinstance(value, (list, dict)) or hint is dict:
+        return f"{where}: {_must(cls, key, name)}, not {_what(value)}"
+    if hint is list:
+        return f"{where}: {_must(cls, key, name)}, not {_what(value)} like {_raw(value)}"
+    return f"{where}: {_must(cls, key, name)}, not {_shown(value)}"
+
+
+def _sweep_error(key: str, exc: ValidationError) -> str:
+    """A sweep value its key cannot take, as one line."""
+    field = {"bulk_rev": "bulk_rev", "rev_load": "bulk_rev"}.get(key, key)
+    cls = TopologySpec if field in ("rate_mbit", "queue_pkts") else TrafficSpec
+    must = _must(cls, field, "x").split(" must be ", 1)[1]
+    err = exc.errors(include_url=False)[0]
+    return f"sweep.{key} values must each be {must}, not {_shown(err['input'])}"
 
 
 def _build(cls: Any, data: Any, where: str, table: str = "") -> Any:
@@ -330,27 +422,39 @@ def _build(cls: Any, data: Any, where: str, table: str = "") -> Any:
     if unknown:
         raise ScenarioError(f"{place}: unknown key(s) {', '.join(sorted(unknown))}; "
                             f"known: {', '.join(sorted(known))}")
-    _check_types(cls, data, where, table)
-    return cls(**data)
+    try:
+        return cls(**data)
+    except ValidationError as exc:
+        raise ScenarioError(_model_error(cls, exc, where, table)) from None
 
 
 def from_dict(data: Dict[str, Any], where: str = "scenario") -> Scenario:
+    """The scenario of a file's tables; ScenarioError (one line: file, key, what it must be)."""
     data = dict(data)
-    try:
-        topo = _build(TopologySpec, data.pop("topology", {}), where, "topology")
-        aqmp = _build(AqmSpec, data.pop("aqm_params", {}), where, "aqm_params")
-        traffic = data.pop("traffic", {})
-        traffic = dict(traffic) if isinstance(traffic, dict) else traffic
-        cbr = traffic.pop("cbr", None) if isinstance(traffic, dict) else None
-        tr = _build(TrafficSpec, traffic, where, "traffic")
-        if cbr is not None:
-            tr.cbr = _build(CbrSpec, cbr, where, "traffic.cbr")
-        sc = _build(Scenario, data, where)
-    except TypeError as exc:
-        raise ScenarioError(f"{where}: {exc}") from exc
+    topo = _build(TopologySpec, data.pop("topology", {}), where, "topology")
+    aqmp = _build(AqmSpec, data.pop("aqm_params", {}), where, "aqm_params")
+    traffic = data.pop("traffic", {})
+    traffic = dict(traffic) if isinstance(traffic, dict) else traffic
+    cbr = traffic.pop("cbr", None) if isinstance(traffic, dict) else None
+    tr = _build(TrafficSpec, traffic, where, "traffic")
+    if cbr is not None:
+        tr.cbr = _build(CbrSpec, cbr, where, "traffic.cbr")
+    sc = _build(Scenario, data, where)
     sc.topology, sc.aqm_params, sc.traffic = topo, aqmp, tr
-    sc.validate()
+    try:
+        sc.validate()
+    except ScenarioError as exc:
+        msg = str(exc)
+        raise ScenarioError(msg if msg.startswith(f"{where}: ") else f"{where}: {msg}") from None
     return sc
+
+
+def updated(sc: Scenario, where: str, **changes: Any) -> Scenario:
+    """``sc`` with top-level keys changed (command-line options), checked like a file's."""
+    try:
+        return replace(sc, **changes)
+    except ValidationError as exc:
+        raise ScenarioError(_model_error(Scenario, exc, where, "")) from None
 
 
 def bulk_dumbbell(name: str, ccs: List[str], rate_mbit: float, rtt_ms: float, queue_pkts: int,
@@ -363,12 +467,16 @@ def bulk_dumbbell(name: str, ccs: List[str], rate_mbit: float, rtt_ms: float, qu
     ``seconds``, and every metric covers the last ``seconds``.  Validated.
     """
     warm = min(2.0, seconds / 5) if warmup_s is None else warmup_s
-    sc = Scenario(name=name, cc=list(ccs), aqm=["droptail"], duration_s=seconds + warm,
-                  warmup_s=warm,
-                  topology=TopologySpec(kind="dumbbell", rate_mbit=rate_mbit,
-                                        rtts_ms=[rtt_ms] * flows, queue_pkts=queue_pkts,
-                                        measure=["lr"]),
-                  tcg_max_rate_mbit=100)
+    try:
+        sc = Scenario(name=name, cc=list(ccs), aqm=["droptail"], duration_s=seconds + warm,
+                      warmup_s=warm,
+                      topology=TopologySpec(kind="dumbbell", rate_mbit=rate_mbit,
+                                            rtts_ms=[rtt_ms] * flows, queue_pkts=queue_pkts,
+                                            measure=["lr"]),
+                      tcg_max_rate_mbit=100)
+    except ValidationError as exc:
+        cls, table = (TopologySpec, "topology") if exc.title == "TopologySpec" else (Scenario, "")
+        raise ScenarioError(_model_error(cls, exc, name, table)) from None
     sc.validate()
     return sc
 

@@ -14,7 +14,8 @@ from typing import Iterator, List, Tuple
 
 import pytest
 
-from synctcp_testbed.flowgen import FlowSpec, config_text, gaps, load_result, window_bytes
+from synctcp_testbed.flowgen import (FlowSpec, config_text, gaps, load_result, window_bytes,
+                                     window_retrans)
 from synctcp_testbed.native import flowgen_path
 
 A, B = "fgk-a", "fgk-b"
@@ -85,6 +86,11 @@ def test_two_bulk_flows_and_a_cbr_flow_share_the_bottleneck(link: None, tmp_path
         assert f.error is None
         assert f.cc == f.cc_requested == want
         assert f.retransmits is not None and f.retransmits >= 0
+        # the sender's retransmissions at every grid point while it sent
+        times = [t for t, _ in f.retrans]
+        assert times[:9] == [float(k) for k in range(1, 10)] and times[-1] <= 10.0
+        counts = [n for _, n in f.retrans]
+        assert counts == sorted(counts) and counts[-1] <= f.retransmits
         assert f.started is not None and abs(f.started - f.start_s) < 0.01
         assert f.stopped is not None and abs(f.stopped - (f.start_s + 10)) < 0.01
         # contiguous, on the 1 s grid from go inside, through the receiver's end
@@ -170,7 +176,10 @@ pairs = [1]
         assert f["goodput_mbit"] > 0 and f["bytes"] > 0
         if f["kind"] == "bulk":
             assert res.cc == f["cc"] == "reno"
-            assert f["udp_lost_pct"] is None and f["retransmits"] == res.retransmits
+            assert f["udp_lost_pct"] is None and f["retransmits_total"] == res.retransmits
+            assert f["retransmits"] == window_retrans(res.retrans, case["t_start"] - fg.go_monotonic,
+                                                      case["t_end"] - fg.go_monotonic)
+            assert 0 <= f["retransmits"] <= res.retransmits
         else:
             assert f["udp_lost_pct"] == res.lost_pct is not None
             assert 0.05 < f["goodput_mbit"] < 0.07      # 64 kbit/s of payload

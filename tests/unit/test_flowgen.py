@@ -36,7 +36,8 @@ def flow_doc(**kw: Any) -> Dict[str, Any]:
         "cc": "reno", "start_s": 0.0, "seconds": 10.0, "started": 0.0, "connected": 0.01,
         "stopped": 10.0, "recv_end": 10.2, "bytes_sent": 3000, "bytes_received": 3000,
         "retransmits": 4, "tcp_info": {"total_retrans": 4}, "error": None,
-        "intervals": [[0.01, 1.0, 100], [1.0, 2.0, 1000], [2.0, 3.0, 1000], [3.0, 3.5, 900]]}
+        "intervals": [[0.01, 1.0, 100], [1.0, 2.0, 1000], [2.0, 3.0, 1000], [3.0, 3.5, 900]],
+        "retrans": [[1.0, 1], [2.0, 1], [3.0, 3]]}
     d.update(kw)
     return d
 
@@ -138,7 +139,8 @@ def test_flow_record_has_goodput_over_the_window_and_keeps_its_keys() -> None:
     rec = runner.flow_result("c", flow(), res, 1.0, 3.0)
     assert rec["bytes"] == 2000
     assert rec["goodput_mbit"] == pytest.approx(2000 * 8 / 2.0 / 1e6)
-    assert rec["retransmits"] == 4 and rec["udp_lost_pct"] is None
+    assert rec["retransmits"] == 3 - 1 and rec["retransmits_total"] == 4
+    assert rec["udp_lost_pct"] is None
     assert (rec["sport"], rec["dport"]) == (40001, 5201)
     for key in ("id", "group", "cc", "src", "dst", "base_rtt_ms", "kind", "start_s"):
         assert key in rec

@@ -326,26 +326,36 @@ def test_unknown_key_in_a_toml_file_names_the_file(tmp_path: Path) -> None:
     assert "rtt_ms" in str(exc.value) and "rtts_ms" in str(exc.value), "lists the known keys"
 
 
+RTTS = ("t.toml: topology.rtts_ms must be a list of RTTs in ms, one per pair "
+        "(each from 0 to 20000 ms), e.g. rtts_ms = [40, 80], ")
+PAIRS = "must be a list of pair numbers, 1-based (each from 1 to 10000), e.g. "
+
+
 @pytest.mark.parametrize("over,message", [
-    ({"cc": "reno"},
-     't.toml: cc must be a list of algorithm names, e.g. cc = ["reno", "sync"], not a string'),
+    ({"cc": "reno"}, 't.toml: cc must be a list of algorithm names, e.g. cc = ["reno", "sync"], '
+                     'not a string like "reno"'),
     ({"aqm": "red"}, "t.toml: aqm must be a list of queue disciplines, "
-                     'e.g. aqm = ["droptail", "red-ecn"], not a string'),
+                     'e.g. aqm = ["droptail", "red-ecn"], not a string like "red"'),
     ({"cc": ["reno", 1]}, "t.toml: cc must be a list of algorithm names, "
                           'e.g. cc = ["reno", "sync"], not a number like 1'),
-    ({"topology": {"rtts_ms": 40}}, "t.toml: topology.rtts_ms must be a list of RTTs in ms, "
-                                    "one per pair, e.g. rtts_ms = [40, 80], not a number"),
-    ({"topology": {"rtts_ms": ["40"]}}, "t.toml: topology.rtts_ms must be a list of RTTs in ms, "
-                                        'one per pair, e.g. rtts_ms = [40, 80], not a string '
-                                        'like "40"'),
+    ({"cc": []}, "t.toml: cc must be a list of algorithm names, "
+                 'e.g. cc = ["reno", "sync"], not an empty list'),
+    ({"topology": {"rtts_ms": 40}}, RTTS + "not a number like 40"),
+    ({"topology": {"rtts_ms": ["40"]}}, RTTS + 'not a string like "40"'),
+    ({"topology": {"rtts_ms": [40, -1]}}, RTTS + "not a number like -1"),
+    ({"topology": {"rtts_ms": [40, 20001]}}, RTTS + "not a number like 20001"),
+    ({"topology": {"rtts_ms": []}}, RTTS + "not an empty list"),
     ({"topology": {"measure": "lr"}}, "t.toml: topology.measure must be a list of link names, "
-                                      'e.g. measure = ["lr"], not a string'),
+                                      'e.g. measure = ["lr"], not a string like "lr"'),
     ({"topology": {"cross_hops": [1.5]}}, "t.toml: topology.cross_hops must be a list of hop "
-                                          "numbers, e.g. cross_hops = [1, 3], not a number like 1.5"),
-    ({"traffic": {"rev_pairs": True}}, "t.toml: traffic.rev_pairs must be a list of pair numbers "
-                                       "(1-based), e.g. rev_pairs = [1, 2], not a boolean"),
-    ({"traffic": {"cbr": {"pairs": 1}}}, "t.toml: traffic.cbr.pairs must be a list of pair "
-                                         "numbers (1-based), e.g. pairs = [1, 2], not a number"),
+                                          "numbers (each from 0 to 100), e.g. cross_hops = [1, 3], "
+                                          "not a number like 1.5"),
+    ({"traffic": {"rev_pairs": True}}, f"t.toml: traffic.rev_pairs {PAIRS}rev_pairs = [1, 2], "
+                                       "not a boolean like true"),
+    ({"traffic": {"rev_pairs": [0]}}, f"t.toml: traffic.rev_pairs {PAIRS}rev_pairs = [1, 2], "
+                                      "not a number like 0"),
+    ({"traffic": {"cbr": {"pairs": 1}}}, f"t.toml: traffic.cbr.pairs {PAIRS}pairs = [1, 2], "
+                                         "not a number like 1"),
     ({"sweep": 3}, "t.toml: sweep must be a table ([sweep]), not a number"),
     ({"topology": "dumbbell"}, "t.toml: topology must be a table ([topology]), not a string"),
 ])
@@ -367,7 +377,7 @@ def test_cli_refuses_a_string_cc_in_one_line_with_exit_2(
     cap = capsys.readouterr()
     assert cap.out == ""
     assert cap.err == ('synctcp-testbed: my.toml: cc must be a list of algorithm names, '
-                       'e.g. cc = ["reno", "sync"], not a string\n')
+                       'e.g. cc = ["reno", "sync"], not a string like "reno"\n')
 
 
 def test_both_queue_pkts_and_queue_bdp_are_refused() -> None:
@@ -423,7 +433,7 @@ def test_at_applies_sweep_values_without_mutating_the_original() -> None:
     assert at.traffic.http_load_pct == 70.0 and at.traffic.bulk_rev is True
     assert at.sweep == {}
     assert sc.as_dict() == before
-    assert sc.at({"rev_load": 1}).traffic.bulk_rev is True
+    assert sc.at({"rev_load": True}).traffic.bulk_rev is True
 
 
 def test_case_ids_carry_the_sweep_point() -> None:
@@ -806,7 +816,8 @@ def test_run_of_a_missing_scenario_exits_2_with_a_message(
 
 def test_run_with_a_too_short_duration_exits_2(capsys: pytest.CaptureFixture, no_vm: None) -> None:
     assert cli.main(["run", "weigle-ftp", "--duration", "0.5"]) == 2
-    assert "duration_s" in capsys.readouterr().err
+    assert capsys.readouterr().err == ("synctcp-testbed: command line: duration_s must be a number "
+                                       "from 1 to 86400 (s), not 0.5\n")
 
 
 def test_run_of_an_unknown_queue_exits_2(capsys: pytest.CaptureFixture, no_vm: None) -> None:
@@ -883,17 +894,49 @@ def test_queue_stats_excludes_samples_outside_start_and_end() -> None:
 
 
 @pytest.mark.parametrize("toml,msg", [
-    ('[topology]\nrate_mbit = "10"\n', 'topology.rate_mbit must be a number, not a string like "10"'),
-    ('duration_s = "60"\n', 'duration_s must be a number, not a string like "60"'),
-    ('seed = 1.5\n', "seed must be a whole number, not a number"),
+    ('[topology]\nrate_mbit = "10"\n',
+     'topology.rate_mbit must be a number above 0, at most 100000 (Mbit/s), not a string like "10"'),
+    ('[topology]\nrate_mbit = "fast"\n',
+     'topology.rate_mbit must be a number above 0, at most 100000 (Mbit/s), not a string like "fast"'),
+    ('[topology]\nrate_mbit = 0\n',
+     'topology.rate_mbit must be a number above 0, at most 100000 (Mbit/s), not 0'),
+    ('[topology]\nrtts_ms = 40\n',
+     'topology.rtts_ms must be a list of RTTs in ms, one per pair (each from 0 to 20000 ms), '
+     'e.g. rtts_ms = [40, 80], not a number like 40'),
+    ('cc = "reno"\n', 'cc must be a list of algorithm names, e.g. cc = ["reno", "sync"], '
+                      'not a string like "reno"'),
+    ('duration_s = "60"\n', 'duration_s must be a number from 1 to 86400 (s), not a string like "60"'),
+    ('duration_s = 0\n', 'duration_s must be a number from 1 to 86400 (s), not 0'),
+    ('seed = 1.5\n', "seed must be a whole number from 0 to 2147483647, not 1.5"),
     ('[topology]\noffloads = "no"\n', 'topology.offloads must be true or false, not a string like "no"'),
-    ('[topology]\nqueue_pkts = "20"\n', 'topology.queue_pkts must be a whole number, not a string like "20"'),
-    ('[traffic]\nrev_cc = 3\n', "traffic.rev_cc must be a string, not a number"),
+    ('[topology]\nqueue_pkts = "20"\n',
+     'topology.queue_pkts must be a whole number from 1 to 1000000 (packets), not a string like "20"'),
+    ('[topology]\nmtu = 100\n', "topology.mtu must be a whole number from 576 to 9000 (bytes), not 100"),
+    ('[traffic]\nrev_cc = 3\n', "traffic.rev_cc must be a string, not 3"),
+    ('[traffic]\nhttp_load_pct = 300\n',
+     "traffic.http_load_pct must be a number from 0 to 200 (% of rate_mbit), not 300"),
+    ('[traffic]\nbulk_rev = 1\n', "traffic.bulk_rev must be true or false, not 1"),
+    ('[traffic.cbr]\npkt_bytes = 10\n',
+     "traffic.cbr.pkt_bytes must be a whole number from 24 to 65000 (bytes), not 10"),
+    ('[aqm_params]\nred_max_p = 0\n', "aqm_params.red_max_p must be a number above 0, at most 1, not 0"),
+    ('[sweep]\nrate_mbit = [10, 0]\n',
+     "sweep.rate_mbit values must each be a number above 0, at most 100000 (Mbit/s), not 0"),
+    ('[sweep]\nrate_mbit = ["fast"]\n',
+     'sweep.rate_mbit values must each be a number above 0, at most 100000 (Mbit/s), '
+     'not a string like "fast"'),
+    ('[sweep]\nqueue_pkts = [0.5]\n',
+     "sweep.queue_pkts values must each be a whole number from 1 to 1000000 (packets), not 0.5"),
+    ('[sweep]\nrev_load = [0, 1]\n', "sweep.rev_load values must each be true or false, not 0"),
+    ('[sweep]\nbulk_rev = ["on"]\n', 'sweep.bulk_rev values must each be true or false, '
+                                      'not a string like "on"'),
+    ('[sweep]\nhttp_load_pct = [50, 300]\n',
+     "sweep.http_load_pct values must each be a number from 0 to 200 (% of rate_mbit), not 300"),
 ])
-def test_a_plain_key_of_the_wrong_type_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture,
-                                                   toml: str, msg: str) -> None:
+def test_a_key_of_the_wrong_type_or_out_of_range_is_one_line_and_exit_2(
+        tmp_path: Path, capsys: pytest.CaptureFixture,
+        toml: str, msg: str) -> None:
     f = tmp_path / "my.toml"
-    f.write_text('name = "x"\ncc = ["reno"]\n' + toml)
+    f.write_text('name = "x"\n' + ('' if toml.startswith("cc") else 'cc = ["reno"]\n') + toml)
     from synctcp_testbed.cli import main as testbed_main
     assert testbed_main(["show", str(f)]) == 2
     err = capsys.readouterr().err.strip()
@@ -904,3 +947,31 @@ def test_whole_numbers_are_numbers_too() -> None:
     from synctcp_testbed.scenario import from_dict
     sc = from_dict({"name": "x", "cc": ["reno"], "duration_s": 60, "topology": {"rate_mbit": 10}})
     assert sc.duration_s == 60 and sc.topology.rate_mbit == 10
+
+
+def test_every_number_key_of_a_scenario_has_its_allowed_range() -> None:
+    """So that every out-of-range error can say what is allowed."""
+    from typing import get_type_hints
+
+    from synctcp_testbed import scenario as S
+    for cls in (S.Scenario, S.TopologySpec, S.AqmSpec, S.TrafficSpec, S.CbrSpec):
+        for name, hint in get_type_hints(cls).items():
+            kind = S._scalar(hint)
+            if kind in (int, float) or (getattr(hint, "__origin__", None) is list
+                                        and hint.__args__[0] in (int, float)):
+                assert S._range(cls, name)[0], f"{cls.__name__}.{name} has no range"
+
+
+def test_every_preset_is_valid_under_the_typed_models() -> None:
+    for name in presets():
+        assert load(name).cases(), name
+
+
+def test_a_bulk_dumbbell_out_of_range_is_a_scenario_error() -> None:
+    from synctcp_testbed.scenario import bulk_dumbbell
+    with pytest.raises(ScenarioError) as exc:
+        bulk_dumbbell("d", ["reno"], 0, 40, 20, 1, 5)
+    assert str(exc.value) == ("d: topology.rate_mbit must be a number above 0, at most 100000 "
+                              "(Mbit/s), not 0")
+    with pytest.raises(ScenarioError, match="^d: queue_pkts|^d: topology.queue_pkts must be a whole"):
+        bulk_dumbbell("d", ["reno"], 10, 40, 0, 1, 5)
