@@ -96,7 +96,11 @@ missing_options() {
 # rebuilt when the sources change.
 build_kmod() {
 	local dir=$1 out=$1/kmod srchash
-	srchash=$(cd "$repo/kmod" && cat Kbuild Makefile *.c $(find core -name '*.[ch]' | sort) 2>/dev/null | sha256sum | cut -c1-16)
+	local srcs
+	# the sources only: a local build's generated *.mod.c differ between
+	# checkouts and would make two trees rebuild for each other
+	srcs=$(cd "$repo/kmod" && ls tcp_*.c | grep -v '\.mod\.c$')
+	srchash=$(cd "$repo/kmod" && cat Kbuild Makefile $srcs $(find core -name '*.[ch]' | sort) 2>/dev/null | sha256sum | cut -c1-16)
 	if [ -f "$out/.src-hash" ] && [ "$(cat "$out/.src-hash")" = "$srchash" ] &&
 		[ -f "$out/tcp_sync.ko" ]; then
 		log "kmod: up to date in $out"
@@ -104,7 +108,8 @@ build_kmod() {
 	fi
 	rm -rf "$out"
 	mkdir -p "$out"
-	cp -r "$repo/kmod/Kbuild" "$repo/kmod/core" "$repo"/kmod/*.c "$out/"
+	cp -r "$repo/kmod/Kbuild" "$repo/kmod/core" "$out/"
+	(cd "$repo/kmod" && cp $srcs "$out/")
 	find "$out/core" -name '*.o' -delete
 	log "kmod: building against the UML kernel"
 	if ! make -C "$dir/build" ARCH=um M="$out" CC="ccache gcc" -j"$jobs" modules \

@@ -122,8 +122,9 @@ def sock_cc(s: socket.socket) -> bytes:
 
 @contextmanager
 def loopback_transfer(cc: str, seconds: float = 30) -> Iterator[socket.socket]:
-    """A bulk transfer over loopback from a socket using ``cc``, for at most
-    ``seconds``; yields the sending socket and closes everything after."""
+    """A bulk transfer over loopback (at most 20 Mbit/s) from a socket using
+    ``cc``, for at most ``seconds``; yields the sending socket and closes
+    everything after."""
     stop = threading.Event()
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
@@ -138,11 +139,15 @@ def loopback_transfer(cc: str, seconds: float = 30) -> Iterator[socket.socket]:
             pass
 
     def source() -> None:
+        # at most 20 Mbit/s: on simulated time (UML) an unpaced loopback
+        # transfer moves as much as the CPU can in no simulated time, and
+        # on the debug kernel a fraction of a simulated second takes hours
         buf = b"x" * 65536
         deadline = time.monotonic() + seconds
         try:
             while not stop.is_set() and time.monotonic() < deadline:
                 cli.send(buf)
+                time.sleep(len(buf) * 8 / 20e6)
         except OSError:
             pass
 
