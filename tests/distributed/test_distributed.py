@@ -117,6 +117,18 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def stop_processes(procs: List[subprocess.Popen]) -> None:
+    """Terminate, last started first; kill what does not end within 30 s."""
+    for p in reversed(procs):
+        p.terminate()
+    for p in procs:
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
 class DaskCluster:
     """A ``dask scheduler`` and two ``dask worker`` processes (no nanny) on loopback."""
 
@@ -148,14 +160,7 @@ class DaskCluster:
 
     def close(self) -> None:
         self.client.close()
-        for p in reversed(self.procs):
-            p.terminate()
-        for p in self.procs:
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        stop_processes(self.procs)
 
 
 @pytest.fixture
@@ -356,14 +361,7 @@ PartitionName=synctcp Nodes=ALL Default=YES MaxTime=INFINITE State=UP
     def close(self) -> None:
         subprocess.run(["scancel", "--user", str(os.geteuid())], env=self.env, capture_output=True,
                        timeout=30)
-        for p in reversed(self.procs):
-            p.terminate()
-        for p in self.procs:
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        stop_processes(self.procs)
 
 
 @pytest.fixture
