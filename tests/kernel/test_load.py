@@ -25,13 +25,14 @@ import pytest
 
 from conftest import RESULTS, is_loaded, load, unload, unload_when_idle
 from synctcp.diag import TCP_STATES_CONNECTED, list_sockets
+from synctcp.modctl import CC_MODULES
 from synctcp_testbed.flowgen import FlowSpec, config_text, load_result, window_bytes
 from synctcp_testbed.native import flowgen_path
 from synctcp_testbed.platforms import inside_instance
 from synctcp_testbed.qdisc import QueueSpec
 from synctcp_testbed.topology import Topology, dumbbell, in_netns
 
-MODULES = {"sync": "tcp_sync", "mixreact": "tcp_mixreact", "etcp": "tcp_etcp"}
+MODULES = dict(CC_MODULES)
 SLABS = ("TCP", "request_sock_TCP", "tw_sock_TCP")
 #: kernel reports a test must not cause (KASAN, UBSAN, lockdep, WARN_ON, ...)
 REPORT = re.compile(r"WARNING:|BUG:|UBSAN:|KASAN:|kmemleak:|circular locking|"

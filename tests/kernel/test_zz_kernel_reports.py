@@ -18,6 +18,8 @@ from typing import List
 
 import pytest
 
+from synctcp.modctl import CC_MODULES
+
 #: the first line of every report the kernel's checkers print
 REPORT = re.compile(
     r"WARNING: |BUG: |UBSAN: |KASAN: |kernel BUG at|Oops|general protection fault|"
@@ -26,7 +28,7 @@ REPORT = re.compile(
     r"sleeping function called from invalid context|INFO: task .* blocked|"
     r"unreferenced object|refcount_t: |list_add corruption|list_del corruption")
 KMEMLEAK = Path("/sys/kernel/debug/kmemleak")
-MODULES = ("tcp_sync", "tcp_mixreact", "tcp_etcp")
+MODULES = tuple(CC_MODULES.values())
 
 
 def reports(lines: List[str]) -> List[str]:
