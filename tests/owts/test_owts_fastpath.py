@@ -34,6 +34,7 @@ pytest.importorskip("scapy", reason="the fake peer needs scapy (make setup)")
 from conftest import KMOD, netstat, set_owts  # noqa: E402
 from owtsnet import SRV_DEV, SRV_NS, OwtsNet, owts_net  # noqa: E402
 from synctcp.diag import list_sockets, open_diag_socket  # noqa: E402
+from synctcp.modctl import module_of  # noqa: E402
 from synctcp.owts_peer import (ACK, PACKET_OUTGOING, FakePeer, Segment, owts_option,  # noqa: E402
                                 pad4, parse_frame)
 from synctcp_testbed.topology import in_netns, sh  # noqa: E402
@@ -41,7 +42,7 @@ from synctcp_testbed.topology import in_netns, sh  # noqa: E402
 __all__ = ["owts_net"]       # the fixture, used by name
 
 TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
-MODULE = "tcp_sync"
+MODULE = str(module_of("sync"))
 #: The OTT (us) the peer's first ACK echoes: the estimator's minimum.
 BASE_OTT_US = 5000
 #: An OTT 2 s above it: beyond 2 srtt + 100 ms, so rejected (but < 120 s: a valid option).
