@@ -281,6 +281,23 @@ def case_task(plan: Dict[str, Any], case_id: str, seed: int, capture: bool, back
             shutil.rmtree(run, ignore_errors=True)
 
 
+def _extract_case(tar: tarfile.TarFile, dest: Path, case: str) -> None:
+    """Extract a case's archive under ``dest`` only: tarfile's "data" filter
+    where this Python has it (3.11.4+; Debian 12's is 3.11.2), else the same
+    refusals by hand (absolute or escaping names, links, devices)."""
+    if hasattr(tarfile, "data_filter"):
+        tar.extractall(dest, filter="data")
+        return
+    root = dest.resolve()
+    for m in tar.getmembers():
+        target = (root / m.name).resolve()
+        if not (m.isfile() or m.isdir()) or os.path.isabs(m.name) or \
+                (target != root and root not in target.parents):
+            raise CaseFailed(case, f"its archive holds {m.name!r}, which is not a plain "
+                                   f"file or directory under the case")
+    tar.extractall(dest)
+
+
 def install_case(out: Path, got: Dict[str, Any]) -> None:
     """Put a case directory :func:`case_task` returned in place as ``out/CASE``, at once.
 
@@ -295,7 +312,7 @@ def install_case(out: Path, got: Dict[str, Any]) -> None:
     if "tar" in got:
         tmp.mkdir()
         with tarfile.open(fileobj=io.BytesIO(got["tar"]), mode="r:gz") as tar:
-            tar.extractall(tmp, filter="data")
+            _extract_case(tar, tmp, case)
     else:
         shutil.move(got["dir"], tmp)        # a rename on one file system, else a copy
         shutil.rmtree(got["stage"], ignore_errors=True)

@@ -94,7 +94,9 @@ class Server:
         self.lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.lsock.bind((self.addr, self.port))
         self.lsock.listen(1)
-        self.lsock.settimeout(30)
+        # generous: on a real-time VM (TCG) of a busy host the peer can take
+        # many seconds to reach its SYN, and a closed listener answers RST
+        self.lsock.settimeout(120)
         threading.Thread(target=self._run, daemon=True).start()
         return self
 

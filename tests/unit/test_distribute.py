@@ -239,3 +239,31 @@ def test_slurm_without_its_commands_is_one_line(monkeypatch: pytest.MonkeyPatch,
     with pytest.raises(PlatformError, match="no sbatch, squeue, scancel on this host"):
         with DaskPool(slurm=slurm_options(None)):
             pass
+
+
+@pytest.mark.parametrize("filtered", [True, False], ids=["data-filter", "by-hand"])
+def test_a_case_archive_extracts_only_under_the_case(tmp_path: Path, filtered: bool,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """With tarfile's "data" filter (Python 3.11.4+) and without it (Debian
+    12's 3.11.2): a plain archive extracts, one that escapes is refused."""
+    if not filtered:
+        monkeypatch.delattr(tarfile, "data_filter", raising=False)
+
+    def archive(name: str) -> tarfile.TarFile:
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+            info = tarfile.TarInfo(name)
+            info.size = 2
+            tar.addfile(info, io.BytesIO(b"ok"))
+        return tarfile.open(fileobj=io.BytesIO(buf.getvalue()), mode="r:gz")
+
+    dest = tmp_path / "case"
+    dest.mkdir()
+    with archive("uml/meta.json") as tar:
+        executor._extract_case(tar, dest, "c1")
+    assert (dest / "uml" / "meta.json").read_text() == "ok"
+    with archive("../escaped") as tar, pytest.raises(Exception) as err:
+        executor._extract_case(tar, dest, "c1")
+    assert not (tmp_path / "escaped").exists()
+    if not filtered:
+        assert isinstance(err.value, executor.CaseFailed) and "../escaped" in err.value.args[1]
