@@ -39,7 +39,8 @@ void etcp_start(struct etcp *e, u32 cwnd, bool slow_start)
  * computed exactly (the floor of the exact rational) with one 128-bit
  * multiply-divide and one division: w * 10^6 and the bracket are below
  * 2^60 for w <= 2^40, the quotient is below w * 2^SHIFT / 2, and
- * floor(floor(x / a) / b) = floor(x / (a b)).  For b = 25, p0 = 0.01 this is floor(4 w 2^SHIFT /
+ * floor(floor(x / a) / b) = floor(x / (a b)).  For b = 25, p0 = 0.01
+ * this is floor(4 w 2^SHIFT /
  * (w + 200 * 2^SHIFT)), i.e. 4W / (W + 200) packets.
  *
  * Return: the decrement, packets << ETCP_W_SHIFT.
