@@ -225,6 +225,19 @@ def _q(args: Sequence[Any]) -> str:
     return " ".join(shlex.quote(str(a)) for a in args)
 
 
+def _background_script(lines: List[str]) -> str:
+    """A script of background jobs that ends only when they have all ended.
+
+    The runner stops a script with SIGINT to its process group.  A plain
+    ``wait`` returns at once on it, so the runner would read a sampler's
+    CSV while the sampler is still flushing it (a truncated last row); the
+    background jobs ignore SIGINT unless they catch it, and every one of
+    ours catches it.  The trap keeps the shell alive, and the second
+    ``wait`` waits for the jobs to finish.
+    """
+    return "\n".join(["trap : INT TERM", *lines, "wait", "wait"]) + "\n"
+
+
 def servers_script(plan: Plan, topo: Topology, case_dir: Path, duration: float) -> str:
     """The HTTP servers (bulk and CBR receivers are flowgen's, in ``traffic.sh``)."""
     py = os.environ.get("SYNCTCP_PYTHON", sys.executable)
@@ -235,7 +248,7 @@ def servers_script(plan: Plan, topo: Topology, case_dir: Path, duration: float) 
                      f"{_q([py, '-m', 'synctcp_testbed.http', 'server', '--port', HTTP_PORT, '--cc', cc, '--max-seconds', int(duration + 120)])}"
                      f" > {shlex.quote(str(case_dir / f'httpd-{h.server}.json'))} "
                      f"2> {shlex.quote(str(case_dir / f'httpd-{h.server}.log'))} &")
-    return "\n".join(lines + ["wait"]) + "\n"
+    return _background_script(lines)
 
 
 #: bulk clients run this long past the measured interval, so that every flow
@@ -339,7 +352,7 @@ def clients_script(plan: Plan, topo: Topology, case_dir: Path, duration: float, 
                 "--cc", plan.http_cc]
         lines.append(held(topo.ns(h.client), args, case_dir / f"httpc-{h.client}.json",
                           case_dir / f"httpc-{h.client}.log"))
-    return "\n".join(lines + ["wait"]) + "\n"
+    return _background_script(lines)
 
 
 def client_count(plan: Plan) -> int:
@@ -484,7 +497,7 @@ class CaseRun:
             lines.append(self._capture_cmd(topo, plan.flows[0]))
         for name in (QSAMPLER_STATUS, ".ready-q"):     # not a previous run's
             (self.dir / name).unlink(missing_ok=True)
-        self._spawn("\n".join(lines + ["wait"]) + "\n", "samplers.sh")
+        self._spawn(_background_script(lines), "samplers.sh")
         if plan.http:
             self._spawn(servers_script(plan, topo, self.dir, dur), "servers.sh")
         if self.capture and plan.flows:

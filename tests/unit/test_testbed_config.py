@@ -8,6 +8,7 @@ described (``runner.build_topology`` does not touch the system until
 from __future__ import annotations
 
 import contextlib
+import os
 import copy
 import math
 import shlex
@@ -603,9 +604,10 @@ def test_cbr_on_a_missing_pair_is_refused() -> None:
 def parse_script(script: str) -> List[Dict[str, Any]]:
     """One record per background command of a servers/clients script."""
     lines = script.rstrip("\n").split("\n")
-    assert lines[-1] == "wait", "the script waits for its commands"
+    assert lines[0] == "trap : INT TERM", "a stop signal does not end the shell"
+    assert lines[-2:] == ["wait", "wait"], "the script waits for its commands"
     out = []
-    for ln in lines[:-1]:
+    for ln in lines[1:-2]:
         if ln.startswith("#"):
             continue
         assert ln.endswith(" &"), ln
@@ -975,3 +977,27 @@ def test_a_bulk_dumbbell_out_of_range_is_a_scenario_error() -> None:
                               "(Mbit/s), not 0")
     with pytest.raises(ScenarioError, match="^d: queue_pkts|^d: topology.queue_pkts must be a whole"):
         bulk_dumbbell("d", ["reno"], 10, 40, 0, 1, 5)
+
+
+def test_a_stopped_script_ends_only_after_its_jobs_have_finished(tmp_path: Path) -> None:
+    """The runner reads a sampler's CSV once the sampler script has ended:
+    a job that catches SIGINT and still writes must have written by then."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "out.csv"
+    job = (f"{sys.executable} -c 'import signal, sys, time\n"
+           f"signal.signal(signal.SIGINT, lambda *_: None)\n"
+           f"print(\"ready\", flush=True)\n"
+           f"signal.pause()\ntime.sleep(0.5)\n"
+           f"open(sys.argv[1], \"w\").write(\"t,q\\n1,2\\n\")' {out} &")
+    script = runner._background_script([job])
+    proc = subprocess.Popen(["sh", "-c", script], start_new_session=True,
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+    time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGINT)
+    assert proc.wait(timeout=10) == 0
+    assert out.read_text() == "t,q\n1,2\n", "the shell ended before its job had written"
