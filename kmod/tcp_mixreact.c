@@ -103,6 +103,12 @@ module_param_cb(source, &synctcp_source_ops, &source_mode, 0644);
 MODULE_PARM_DESC(source,
 		 "OTT source of new connections: auto (one-way-timestamp option, else RFC 7323 timestamps, else RTT), ts or rtt");
 
+/* Algorithm version of new connections (enum synctcp_variant). */
+static unsigned int variant __read_mostly = SYNCTCP_VARIANT_BEST;
+module_param_cb(variant, &synctcp_variant_ops, &variant, 0644);
+MODULE_PARM_DESC(variant,
+		 "algorithm of new connections: best (default; docs/mixreact.md) or paper (the dissertation's)");
+
 static int mixreact_failures_set(const char *val, const struct kernel_param *kp)
 {
 	return -EPERM;
@@ -128,8 +134,8 @@ struct mixreact_state {
 	struct synctcp_qdelay q;	/* min/max OTT, queuing delay */
 	struct synctcp_syncmix detect;	/* SyncMix */
 	struct synctcp_mixreact react;	/* SyncMixReact */
-	u32 prior_una;			/* snd_una before this ACK */
 	u8 source;			/* enum synctcp_ott_source */
+	u8 variant;			/* enum synctcp_variant */
 	bool fresh;			/* this ACK brought a new indication */
 };
 
@@ -163,7 +169,8 @@ static u8 mixreact_info_flags(const struct mixreact_state *st)
 	return (st->q.loss_seen ? SYNCTCP_F_LOSS_SEEN : 0) |
 	       (synctcp_mixreact_is_decrease(st->react.action) ?
 		SYNCTCP_F_CONGESTED : 0) |
-	       (st->clock.rate_confirmed ? SYNCTCP_F_RATE_KNOWN : 0);
+	       (synctcp_tsclock_rate_known(&st->clock) ?
+			     SYNCTCP_F_RATE_KNOWN : 0);
 }
 
 /*
@@ -206,9 +213,10 @@ static void mixreact_init(struct sock *sk)
 		mixreact_publish(ca);
 		return;
 	}
-	synctcp_tsclock_init(&st->clock, synctcp_own_tick_us(tcp_sk(sk)));
-	st->prior_una = tcp_sk(sk)->snd_una;
-	synctcp_qdelay_reset(&st->q);
+	synctcp_ott_init(tcp_sk(sk), &st->clock, &st->q);
+	st->variant = READ_ONCE(variant);
+	if (st->variant == SYNCTCP_VARIANT_BEST)
+		synctcp_request_pacing(sk);
 	synctcp_syncmix_init(&st->detect);
 	synctcp_mixreact_reset(&st->react);
 	mixreact_publish(ca);
@@ -232,8 +240,7 @@ static void mixreact_pkts_acked(struct sock *sk, const struct ack_sample *sample
 		return;
 	st->fresh = false;
 	res = synctcp_ack_qdelay(tcp_sk(sk), sample, READ_ONCE(source_mode),
-				 &st->clock, &st->q, &st->source,
-				 &st->prior_una);
+				 &st->clock, &st->q, &st->source);
 	if (res != SYNCTCP_OTT_SKIP) {
 		if (res == SYNCTCP_OTT_REBASED)
 			synctcp_syncmix_restart(&st->detect);

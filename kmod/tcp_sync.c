@@ -60,18 +60,23 @@
 #include "core/ott_glue.h"
 #include "core/pqlen.h"
 #include "core/pcwnd.h"
+#include "core/revcomp.h"
 #include "core/synctcp_info.h"
 
 /* The algorithm core is kernel-independent C, shared with the unit tests. */
 #include "core/ott.c"
 #include "core/pqlen.c"
 #include "core/pcwnd.c"
+#include "core/revcomp.c"
 
 /* Detection threshold, in percent of the maximum queuing delay (1..100). */
 static unsigned int thresh_pct __read_mostly = SYNCTCP_PQLEN_DEFAULT_PCT;
 
 /* OTT source of new connections (enum synctcp_source_mode). */
 static unsigned int source_mode __read_mostly = SYNCTCP_SOURCE_AUTO;
+
+/* Algorithm version of new connections (enum synctcp_variant). */
+static unsigned int variant __read_mostly = SYNCTCP_VARIANT_BEST;
 
 static int sync_thresh_set(const char *val, const struct kernel_param *kp)
 {
@@ -91,13 +96,18 @@ module_param_cb(source, &synctcp_source_ops, &source_mode, 0644);
 MODULE_PARM_DESC(source,
 		 "OTT source of new connections: auto (one-way-timestamp option, else RFC 7323 timestamps, else RTT), ts or rtt");
 
+module_param_cb(variant, &synctcp_variant_ops, &variant, 0644);
+MODULE_PARM_DESC(variant,
+		 "algorithm of new connections: best (default; docs/sync-tcp.md) or paper (the dissertation's)");
+
 /* Per-connection state; must fit in ICSK_CA_PRIV_SIZE. */
 struct sync {
 	struct synctcp_tsclock clock;	/* RFC 7323 OTT sampler */
 	struct synctcp_qdelay q;	/* min/max OTT, queuing delay */
 	struct synctcp_pcwnd react;	/* SyncPcwnd */
-	u32 prior_una;			/* snd_una before this ACK */
+	struct synctcp_revcomp rev;	/* reverse-path compensation */
 	u8 source;			/* enum synctcp_ott_source */
+	u8 variant;			/* enum synctcp_variant */
 	bool congested;			/* verdict of the last sample */
 	bool signal;			/* this ACK's sample signalled congestion */
 };
@@ -107,26 +117,64 @@ static void sync_init(struct sock *sk)
 	struct sync *ca = inet_csk_ca(sk);
 
 	memset(ca, 0, sizeof(*ca));
-	synctcp_tsclock_init(&ca->clock, synctcp_own_tick_us(tcp_sk(sk)));
-	synctcp_qdelay_reset(&ca->q);
-	ca->prior_una = tcp_sk(sk)->snd_una;
+	synctcp_ott_init(tcp_sk(sk), &ca->clock, &ca->q);
+	ca->variant = READ_ONCE(variant);
+	if (ca->variant == SYNCTCP_VARIANT_BEST)
+		synctcp_request_pacing(sk);
+}
+
+/*
+ * Variant "best": cwnd follows the delay of the ACK path, so that a queue
+ * there neither slows the flow nor, draining, bursts it into the forward
+ * queue (core/revcomp.h).  The ACK's way back is its RTT sample minus its
+ * OTT sample; only its changes count.
+ */
+static void sync_follow_reverse(struct sock *sk, struct sync *ca, s32 rtt_us,
+				bool restart)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	u32 rev = (u32)rtt_us - (u32)(ca->q.min_ott_us + ca->q.qdelay_us);
+	u32 cwnd = tcp_snd_cwnd(tp);
+	s32 segs;
+
+	if (restart) {
+		synctcp_revcomp_restart(&ca->rev, rev);
+		return;
+	}
+	segs = synctcp_revcomp_update(&ca->rev, rev, cwnd, rtt_us,
+				      inet_csk(sk)->icsk_ca_state ==
+				      TCP_CA_Open);
+	if (segs)
+		tcp_snd_cwnd_set(tp, clamp_t(s64, (s64)cwnd + segs,
+					     SYNCTCP_MIN_CWND,
+					     tp->snd_cwnd_clamp));
 }
 
 /* SyncPQlen: queuing delay of this ACK against the largest seen. */
 static void sync_pkts_acked(struct sock *sk, const struct ack_sample *sample)
 {
 	struct sync *ca = inet_csk_ca(sk);
+	bool first = !synctcp_qdelay_valid(&ca->q);
+	enum synctcp_ott_result res;
 
 	ca->signal = false;
-	if (synctcp_ack_qdelay(tcp_sk(sk), sample, READ_ONCE(source_mode),
-			       &ca->clock, &ca->q, &ca->source,
-			       &ca->prior_una) == SYNCTCP_OTT_SKIP)
+	res = synctcp_ack_qdelay(tcp_sk(sk), sample, READ_ONCE(source_mode),
+				 &ca->clock, &ca->q, &ca->source);
+	if (res == SYNCTCP_OTT_SKIP)
 		return;
 	ca->congested = synctcp_pqlen_congested(&ca->q, READ_ONCE(thresh_pct));
 	ca->signal = ca->congested;
+	if (ca->variant == SYNCTCP_VARIANT_BEST && sample->rtt_us > 0 &&
+	    ca->source != SYNCTCP_SRC_RTT)
+		sync_follow_reverse(sk, ca, sample->rtt_us,
+				    first || res == SYNCTCP_OTT_REBASED);
 }
 
-/* SyncPcwnd: halve on a signal at most once per RTT, else grow as Reno. */
+/*
+ * SyncPcwnd: cut on a signal at most once per RTT, else grow as Reno.  The
+ * dissertation halves; variant "best" keeps the share of cwnd that drains
+ * the forward queue (synctcp_pcwnd_keep()).
+ */
 static void sync_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
@@ -135,9 +183,12 @@ static void sync_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 		.cwnd = tcp_snd_cwnd(tp),
 		.ssthresh = tp->snd_ssthresh,
 	};
+	u32 keep = SYNCTCP_PCWND_KEEP_HALF;
 
-	switch (synctcp_pcwnd_react(&ca->react, ca->signal, tp->snd_una,
-				    tp->snd_nxt, &w)) {
+	if (ca->signal && ca->variant == SYNCTCP_VARIANT_BEST)
+		keep = synctcp_pcwnd_keep(ca->q.qdelay_us, tp->srtt_us >> 3);
+	switch (synctcp_pcwnd_react_by(&ca->react, ca->signal, tp->snd_una,
+				       tp->snd_nxt, &w, keep)) {
 	case SYNCTCP_PCWND_HALVED:
 		tcp_snd_cwnd_set(tp, min(w.cwnd, tp->snd_cwnd_clamp));
 		tp->snd_ssthresh = w.ssthresh;
@@ -202,7 +253,8 @@ static size_t sync_get_info(struct sock *sk, u32 ext, int *attr,
 	si->hdr.sti_source = source;
 	si->hdr.sti_flags = (READ_ONCE(ca->q.loss_seen) ? SYNCTCP_F_LOSS_SEEN : 0) |
 			    (READ_ONCE(ca->congested) ? SYNCTCP_F_CONGESTED : 0) |
-			    (ca->clock.rate_confirmed ? SYNCTCP_F_RATE_KNOWN : 0);
+			    (synctcp_tsclock_rate_known(&ca->clock) ?
+			     SYNCTCP_F_RATE_KNOWN : 0);
 	if (source == SYNCTCP_SRC_TS)
 		si->hdr.sti_peer_clock =
 			synctcp_clock_code(READ_ONCE(ca->clock.peer_hz));

@@ -2,20 +2,28 @@
 /*
  * OTT sampling from RFC 7323 timestamps and the queuing-delay estimator.
  *
- * An ACK's TSval is the peer's clock when it sent the ACK; its TSecr is
- * our own TSval of the segment it acknowledges, i.e. our clock when we
- * sent the data.  peer_clock(TSval) - own_clock(TSecr) is therefore the
- * forward OTT plus the (constant) offset between the two clocks, plus
- * the time the peer held the ACK back (delayed ACKs).  docs/ott.md
- * works out the error budget.
+ * An ACK's TSval is the peer's clock when it sent the ACK.  Our own clock
+ * knows when we sent the newest segment the ACK acknowledges: now minus
+ * the ACK's RTT sample, which Linux takes from that segment (the last one
+ * cumulatively acknowledged, or the last one SACKed).  peer_clock(TSval) -
+ * sent is therefore the forward OTT of that segment plus the (constant)
+ * offset between the two clocks, plus the time the peer held the ACK after
+ * the segment arrived: nothing for an ACK that the segment triggered (every
+ * second segment, an out-of-order one, quick ACKs), the delayed-ACK timer
+ * for a lone segment.  The TSecr, the TSval of the oldest segment the ACK
+ * covers, would add the time from that segment's arrival to the ACK's
+ * (docs/ott.md works out the error budget).
  *
  * The peer's clock rate is not negotiated.  Like tcp_lp, we estimate it
- * against our local microsecond clock, here over windows of one second,
- * and snap the estimate to a known rate (2 Hz, 10 Hz, 100 Hz, 250 Hz,
- * 1 kHz, 1 MHz) when it is within a quarter of one.  A wrong rate makes
- * the OTT drift, so no sample is produced until one window has confirmed
- * the rate, and a later change of rate, seen in two windows in a row,
- * restarts the OTT on a new base.
+ * against our local microsecond clock and snap the estimate to a known
+ * rate (2 Hz, 10 Hz, 100 Hz, 250 Hz, 1 kHz, 1 MHz) when it is within a
+ * quarter of one.  The first ACKs give a provisional rate, from the
+ * handshake's TSval when the module saw it, so that samples flow within a
+ * round trip; windows of one second confirm it.  A wrong rate makes the
+ * OTT drift: a window that contradicts the provisional rate switches to
+ * its own at once and restarts the OTT base (the estimator is reset with
+ * it), and a later change of a confirmed rate, seen in two windows in a
+ * row, does the same.
  */
 #include "ott.h"
 #include "synctcp_info.h"
@@ -65,12 +73,27 @@ u8 synctcp_clock_code(u32 hz)
 	return hz ? SYNCTCP_CLOCK_OTHER : SYNCTCP_CLOCK_NONE;
 }
 
-void synctcp_tsclock_init(struct synctcp_tsclock *c, u16 own_tick_us)
+void synctcp_tsclock_init(struct synctcp_tsclock *c)
 {
-	*c = (struct synctcp_tsclock){
-		.peer_hz = SYNCTCP_TS_DEFAULT_HZ,
-		.own_tick_us = own_tick_us ? own_tick_us : (u16)USEC_PER_MSEC,
-	};
+	*c = (struct synctcp_tsclock){ .peer_hz = SYNCTCP_TS_DEFAULT_HZ };
+}
+
+/**
+ * synctcp_tsclock_seed - start the rate estimation at the handshake
+ * @c: a clock that has taken no sample yet
+ * @tsval: the peer's TSval of the segment just received (SYN-ACK or ACK)
+ * @now_us: our local clock (us) when it was received
+ *
+ * The first data ACK then already spans a round trip of the peer's
+ * clock, enough for a provisional rate.
+ */
+void synctcp_tsclock_seed(struct synctcp_tsclock *c, u32 tsval, u32 now_us)
+{
+	if (c->started)
+		return;
+	c->est_tsval = tsval;
+	c->est_start_us = now_us;
+	c->seeded = 1;
 }
 
 /* Peer clock ticks to microseconds, carrying the remainder forward. */
@@ -103,6 +126,7 @@ static bool synctcp_tsclock_estimate(struct synctcp_tsclock *c, u32 tsval,
 
 	if (synctcp_same_rate(hz, c->peer_hz)) {
 		c->rate_confirmed = 1;
+		c->rate_provisional = 0;
 		c->pending_hz = 0;
 		return false;
 	}
@@ -115,6 +139,35 @@ static bool synctcp_tsclock_estimate(struct synctcp_tsclock *c, u32 tsval,
 	c->peer_rem = 0;
 	c->pending_hz = 0;
 	c->rate_confirmed = 1;
+	c->rate_provisional = 0;
+	return true;
+}
+
+/*
+ * A provisional rate from the first ACKs: once the window spans
+ * SYNCTCP_TS_EARLY_US and SYNCTCP_TS_EARLY_TICKS, an estimate within 1/8
+ * of a known rate is taken.  Return: true when it was.
+ */
+static bool synctcp_tsclock_early(struct synctcp_tsclock *c, u32 tsval,
+				  u32 now_us)
+{
+	u32 elapsed = now_us - c->est_start_us;
+	u32 ticks = tsval - c->est_tsval;
+	u64 est;
+	u32 hz;
+
+	if (elapsed < SYNCTCP_TS_EARLY_US || ticks < SYNCTCP_TS_EARLY_TICKS ||
+	    elapsed >= SYNCTCP_TS_EST_WINDOW_US)
+		return false;
+	est = div_u64((u64)ticks * USEC_PER_SEC, elapsed);
+	if (est > U32_MAX)
+		return false;
+	hz = synctcp_snap_clock_hz((u32)est);
+	if (synctcp_clock_code(hz) == SYNCTCP_CLOCK_OTHER ||
+	    !synctcp_same_rate((u32)est, hz))
+		return false;
+	c->peer_hz = hz;
+	c->rate_provisional = 1;
 	return true;
 }
 
@@ -124,10 +177,10 @@ static bool synctcp_tsclock_estimate(struct synctcp_tsclock *c, u32 tsval,
  * TS clock, the differences to the last sample mean nothing.
  */
 static void synctcp_tsclock_resync(struct synctcp_tsclock *c, u32 tsval,
-				   u32 tsecr, u32 now_us)
+				   u32 now_us, u32 sent_us)
 {
 	c->last_tsval = tsval;
-	c->last_tsecr = tsecr;
+	c->last_sent_us = sent_us;
 	c->est_tsval = tsval;
 	c->est_start_us = now_us;
 	c->peer_rem = 0;
@@ -149,7 +202,7 @@ static bool synctcp_tsclock_jumped(const struct synctcp_tsclock *c,
 	s32 ticks = (s32)(tsval - c->est_tsval);
 	s64 peer_us;
 
-	if (!c->rate_confirmed)
+	if (!synctcp_tsclock_rate_known(c))
 		return false;
 	if (ticks < 0)
 		return elapsed >= SYNCTCP_TS_RESYNC_US;
@@ -162,68 +215,75 @@ static bool synctcp_tsclock_jumped(const struct synctcp_tsclock *c,
  * synctcp_ott_ts_sample - forward OTT (+ offset) from one ACK's timestamps
  * @c: per-connection timestamp clock state
  * @tsval: the ACK's TSval (peer clock)
- * @tsecr: the ACK's TSecr (our clock, echoed); 0 means no echo
  * @now_us: our local clock (us) when the ACK arrived
+ * @rtt_us: the ACK's RTT sample (us): now_us minus the time we sent the
+ *	    newest segment it acknowledges
  * @ott_us: the sample, on a base that only changes with a REBASED result
  *
- * Backwards (reordered) TSval or TSecr give no sample; a repeated TSval
- * is a valid sample (the peer clock did not tick).  Once the peer's rate
- * is known, a TSval whose advance disagrees with our clock's by more than
+ * A backwards (reordered) TSval gives no sample; a repeated TSval is a
+ * valid sample (the peer clock did not tick).  Once the peer's rate is
+ * known, a TSval whose advance disagrees with our clock's by more than
  * SYNCTCP_TS_RESYNC_US (a long idle, a clock jump) restarts the OTT base
- * at this ACK: REBASED.
+ * at this ACK: REBASED.  So does the first provisional rate, and a window
+ * that corrects one.
  */
 enum synctcp_ott_result synctcp_ott_ts_sample(struct synctcp_tsclock *c,
-					      u32 tsval, u32 tsecr,
-					      u32 now_us, s64 *ott_us)
+					      u32 tsval, u32 now_us,
+					      u32 rtt_us, s64 *ott_us)
 {
-	s32 dval, decr;
+	u32 sent_us = now_us - rtt_us;
+	s32 dval, dsent;
 
-	if (!tsecr)
-		return SYNCTCP_OTT_SKIP;
 	if (!c->started) {
+		u32 est_tsval = c->est_tsval, est_start_us = c->est_start_us;
+
 		c->started = 1;
-		c->last_tsval = tsval;
-		c->last_tsecr = tsecr;
-		c->est_tsval = tsval;
-		c->est_start_us = now_us;
-		c->ott_us = 0;
-		return SYNCTCP_OTT_SKIP;
+		synctcp_tsclock_resync(c, tsval, now_us, sent_us);
+		if (!c->seeded)
+			return SYNCTCP_OTT_SKIP;
+		/* the window the handshake started may already be enough */
+		c->est_tsval = est_tsval;
+		c->est_start_us = est_start_us;
+		if (!synctcp_tsclock_early(c, tsval, now_us))
+			return SYNCTCP_OTT_SKIP;
+		*ott_us = 0;
+		return SYNCTCP_OTT_REBASED;
 	}
 	if (synctcp_tsclock_jumped(c, tsval, now_us)) {
-		synctcp_tsclock_resync(c, tsval, tsecr, now_us);
+		synctcp_tsclock_resync(c, tsval, now_us, sent_us);
 		*ott_us = 0;
 		return SYNCTCP_OTT_REBASED;
 	}
 	dval = (s32)(tsval - c->last_tsval);
-	decr = (s32)(tsecr - c->last_tsecr);
 	if (dval < 0)
 		return SYNCTCP_OTT_SKIP;
-	if (decr < 0) {
-		/*
-		 * Our own TSval is echoed: it can only go back on reordering,
-		 * which is brief, or after our clock wrapped its sign (1 MHz
-		 * TSvals, idle > 35.8 min): resync then.
-		 */
-		if (now_us - c->est_start_us < SYNCTCP_TS_RESYNC_US)
-			return SYNCTCP_OTT_SKIP;
-		synctcp_tsclock_resync(c, tsval, tsecr, now_us);
-		if (!c->rate_confirmed)
+	/*
+	 * This ACK's newest segment may be older than the last one's (an ACK
+	 * after a SACK), by less than a round trip.  Seconds before it, the
+	 * sign of the u32 microsecond clock wrapped in an idle of over
+	 * 35.8 minutes: resync.
+	 */
+	dsent = (s32)(sent_us - c->last_sent_us);
+	if (dsent < -(s32)SYNCTCP_TS_RESYNC_US) {
+		synctcp_tsclock_resync(c, tsval, now_us, sent_us);
+		if (!synctcp_tsclock_rate_known(c))
 			return SYNCTCP_OTT_SKIP;
 		*ott_us = 0;
 		return SYNCTCP_OTT_REBASED;
 	}
-
-	c->ott_us += (s64)synctcp_peer_ticks_to_us(c, (u32)dval) -
-		     (s64)decr * c->own_tick_us;
+	c->ott_us += (s64)synctcp_peer_ticks_to_us(c, (u32)dval) - dsent;
 	c->last_tsval = tsval;
-	c->last_tsecr = tsecr;
+	c->last_sent_us = sent_us;
 
-	if (synctcp_tsclock_estimate(c, tsval, now_us)) {
+	if (synctcp_tsclock_estimate(c, tsval, now_us) ||
+	    (!synctcp_tsclock_rate_known(c) &&
+	     synctcp_tsclock_early(c, tsval, now_us))) {
 		c->ott_us = 0;
+		c->peer_rem = 0;
 		*ott_us = 0;
 		return SYNCTCP_OTT_REBASED;
 	}
-	if (!c->rate_confirmed)
+	if (!synctcp_tsclock_rate_known(c))
 		return SYNCTCP_OTT_SKIP;
 	*ott_us = c->ott_us;
 	return SYNCTCP_OTT_OK;

@@ -38,6 +38,14 @@ enum synctcp_ott_result {
 /* Length of one clock-rate estimation window (us). */
 #define SYNCTCP_TS_EST_WINDOW_US	(1000U * 1000U)
 /*
+ * A provisional rate needs this much of our time and this many peer ticks
+ * since the window began (the handshake, or the first ACK): the tick
+ * quantization is then at most 1/16, and the estimate must be within 1/8
+ * of a known rate.
+ */
+#define SYNCTCP_TS_EARLY_US		(10U * 1000U)
+#define SYNCTCP_TS_EARLY_TICKS		16U
+/*
  * A TSval whose advance differs from our clock's by more than this (us)
  * is a jump or a wrap, not the change of a reverse OTT: resync.
  */
@@ -52,25 +60,41 @@ enum synctcp_ott_result {
 #define SYNCTCP_TS_SNAP_SHIFT		2
 
 /*
- * RFC 7323 timestamp clock: the forward OTT plus an offset is
- * peer_clock(TSval) - own_clock(TSecr).  Both clocks are turned into
- * microseconds incrementally from tick deltas, so u32 wraparound of
- * either timestamp is harmless and no absolute tick count is ever
- * scaled.  The peer's rate is estimated against our local clock.
+ * RFC 7323 timestamp clock.  An ACK's TSval is the peer's clock when it
+ * sent the ACK; our own clock knows when we sent the newest segment the
+ * ACK acknowledges (now - the ACK's RTT sample).  The forward OTT of that
+ * segment, plus the time the peer held the ACK after it arrived, plus an
+ * offset, is peer_clock(TSval) - sent.  The peer's clock is turned into
+ * microseconds incrementally from tick deltas, so u32 wraparound is
+ * harmless and no absolute tick count is ever scaled; our side is the
+ * microsecond clock whatever unit our own TSvals have.
+ *
+ * The peer's rate is estimated against our clock: provisionally from the
+ * first ACKs (SYNCTCP_TS_EARLY_US and SYNCTCP_TS_EARLY_TICKS), so that
+ * samples flow within one round trip, and confirmed over windows of
+ * SYNCTCP_TS_EST_WINDOW_US; a window that contradicts a provisional rate
+ * switches at once (REBASED), one that contradicts a confirmed rate must
+ * be seen twice.
  */
 struct synctcp_tsclock {
 	s64 ott_us;		/* running OTT + offset (us) */
 	u32 last_tsval;		/* peer TSval of the last sample */
-	u32 last_tsecr;		/* TSecr of the last sample */
+	u32 last_sent_us;	/* when we sent the last sample's segment (us) */
 	u32 peer_rem;		/* remainder of the peer tick -> us division */
 	u32 peer_hz;		/* peer TS clock rate in use (ticks/s) */
 	u32 est_tsval;		/* TSval at the start of the estimation window */
 	u32 est_start_us;	/* local time (us) at the start of the window */
 	u32 pending_hz;		/* rate seen by the last window, if unconfirmed */
-	u16 own_tick_us;	/* our TS clock tick (us): 1000 or 1 */
 	u8 started:1,		/* first sample taken */
+	   seeded:1,		/* the window started at the handshake */
+	   rate_provisional:1,	/* the first ACKs agreed with peer_hz */
 	   rate_confirmed:1;	/* an estimation window agreed with peer_hz */
 };
+
+static inline bool synctcp_tsclock_rate_known(const struct synctcp_tsclock *c)
+{
+	return c->rate_confirmed || c->rate_provisional;
+}
 
 /*
  * Minimum/maximum OTT and the queuing delay derived from them.  Before the
@@ -113,10 +137,11 @@ static inline void synctcp_qdelay_on_loss(struct synctcp_qdelay *q)
 		q->loss_seen = true;
 }
 
-void synctcp_tsclock_init(struct synctcp_tsclock *c, u16 own_tick_us);
+void synctcp_tsclock_init(struct synctcp_tsclock *c);
+void synctcp_tsclock_seed(struct synctcp_tsclock *c, u32 tsval, u32 now_us);
 enum synctcp_ott_result synctcp_ott_ts_sample(struct synctcp_tsclock *c,
-					      u32 tsval, u32 tsecr,
-					      u32 now_us, s64 *ott_us);
+					      u32 tsval, u32 now_us,
+					      u32 rtt_us, s64 *ott_us);
 u32 synctcp_snap_clock_hz(u32 est_hz);
 u8 synctcp_clock_code(u32 hz);
 

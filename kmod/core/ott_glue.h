@@ -5,6 +5,7 @@
  * Every module does the same first step on an ACK, before its own
  * detector and reaction:
  *
+ *   init:       the sampler and the estimator       synctcp_ott_init()
  *   first ACK:  pick the connection's OTT source    synctcp_choose_source()
  *   every ACK:  OTT sample (option | TS | RTT)  ->  synctcp_ack_qdelay()
  *               -> queuing-delay estimator (core/ott.c)
@@ -72,17 +73,55 @@ static const struct kernel_param_ops synctcp_source_ops = {
 };
 
 /*
- * Our own TSval clock tick, in microseconds.  Microsecond TSvals came
- * (Linux 6.7) with tp->tcp_usec_ts and TCPI_OPT_USEC_TS: testing the
- * feature rather than the version also covers backports.
+ * Which version of the algorithm new connections run (module parameter
+ * "variant"): "best", the default, is the one measured best here, each of
+ * its departures from the dissertation listed in the module's header and
+ * in docs; "paper" is the dissertation's algorithm as written, for runs
+ * that reproduce it.
  */
-static inline u16 synctcp_own_tick_us(const struct tcp_sock *tp)
+enum synctcp_variant {
+	SYNCTCP_VARIANT_BEST,
+	SYNCTCP_VARIANT_PAPER,
+};
+
+static const char * const synctcp_variant_names[] = {
+	[SYNCTCP_VARIANT_BEST] = "best",
+	[SYNCTCP_VARIANT_PAPER] = "paper",
+};
+
+static int synctcp_variant_set(const char *val, const struct kernel_param *kp)
 {
-#ifdef TCPI_OPT_USEC_TS
-	if (tp->tcp_usec_ts)
-		return 1;
-#endif
-	return USEC_PER_MSEC;
+	int i = sysfs_match_string(synctcp_variant_names, val);
+
+	if (i < 0)
+		return -EINVAL;
+	WRITE_ONCE(*(unsigned int *)kp->arg, i);
+	return 0;
+}
+
+static int synctcp_variant_get(char *buf, const struct kernel_param *kp)
+{
+	unsigned int v = READ_ONCE(*(unsigned int *)kp->arg);
+
+	return sysfs_emit(buf, "%s\n", synctcp_variant_names[v]);
+}
+
+static const struct kernel_param_ops synctcp_variant_ops = {
+	.set = synctcp_variant_set,
+	.get = synctcp_variant_get,
+};
+
+/*
+ * Pacing (variant "best"): Linux's internal pacing at 120% of cwnd / srtt
+ * (200% in slow start), as BBR requests it, without the fq qdisc.  A flow
+ * whose ACKs were bunched by a queue on the reverse path otherwise sends
+ * each bunch as a burst, which queues behind itself at the bottleneck:
+ * each of its packets then measures a queuing delay that the average
+ * queue does not have, and the detector cuts on it (docs/reverse-path.md).
+ */
+static inline void synctcp_request_pacing(struct sock *sk)
+{
+	cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE, SK_PACING_NEEDED);
 }
 
 /* The exact forward OTT this ACK echoes, if the option is in use. */
@@ -119,35 +158,56 @@ static inline u8 synctcp_choose_source(const struct tcp_sock *tp,
 }
 
 /*
+ * A fresh sampler and estimator.  On a connection that has just been
+ * established (nothing of ours acknowledged yet) the segment being
+ * processed is the handshake's SYN-ACK or ACK: its TSval and arrival time
+ * start the estimation of the peer's clock rate, so that the first data
+ * ACK, a round trip later, can already give a sample.  Later (a switch of
+ * algorithm on a running connection) the last TSval may be old: no seed.
+ */
+static inline void synctcp_ott_init(const struct tcp_sock *tp,
+				    struct synctcp_tsclock *clock,
+				    struct synctcp_qdelay *q)
+{
+	synctcp_tsclock_init(clock);
+	synctcp_qdelay_reset(q);
+	if (tp->rx_opt.tstamp_ok && tp->rx_opt.saw_tstamp &&
+	    !tp->bytes_acked && !tp->data_segs_out)
+		synctcp_tsclock_seed(clock, tp->rx_opt.rcv_tsval,
+				     (u32)tp->tcp_mstamp);
+}
+
+/*
  * One OTT sample from this ACK, if it yields one.
  *
  * The option echoes the OTT of the last segment the peer received, which
  * is as fresh on a duplicate ACK as on any other: every ACK with it counts.
  *
- * With timestamps only ACKs that advance snd_una count: an ACK that only
- * SACKs data beyond a hole echoes the TSval of the last in-order segment
- * (RFC 7323, section 4.3), so its TSecr is older than the data it reports
- * and the OTT would be inflated by up to a round trip.  @advanced says
- * whether this ACK moved snd_una.
+ * With timestamps the ACK's TSval (when the peer sent it) is set against
+ * the time we sent the newest segment it acknowledges, cumulatively or by
+ * SACK: now minus the ACK's RTT sample.  An ACK without an RTT sample (a
+ * duplicate that SACKs nothing new) gives none.  The TSecr is not used: it
+ * echoes the oldest segment the ACK covers (RFC 7323, section 4.3), so it
+ * would count the peer's wait for the next segment as forward delay, and
+ * on a SACK-only ACK the time since the hole.
  *
  * Return: SKIP when there is none; REBASED when the sampler moved to a
  * new base (the estimator must be reset before *ott_us is used).
  */
 static inline enum synctcp_ott_result
 synctcp_ack_ott(const struct tcp_sock *tp, struct synctcp_tsclock *clock,
-		u8 source, bool advanced, const struct ack_sample *sample,
-		s64 *ott_us)
+		u8 source, const struct ack_sample *sample, s64 *ott_us)
 {
 	switch (source) {
 	case SYNCTCP_SRC_OPTION:
 		return synctcp_owts_ott(tp, ott_us) ? SYNCTCP_OTT_OK :
 						      SYNCTCP_OTT_SKIP;
 	case SYNCTCP_SRC_TS:
-		if (!tp->rx_opt.saw_tstamp || !advanced)
+		if (!tp->rx_opt.saw_tstamp || sample->rtt_us < 0)
 			return SYNCTCP_OTT_SKIP;
 		return synctcp_ott_ts_sample(clock, tp->rx_opt.rcv_tsval,
-					     tp->rx_opt.rcv_tsecr,
-					     (u32)tp->tcp_mstamp, ott_us);
+					     (u32)tp->tcp_mstamp,
+					     (u32)sample->rtt_us, ott_us);
 	case SYNCTCP_SRC_RTT:
 		if (sample->rtt_us <= 0)
 			return SYNCTCP_OTT_SKIP;
@@ -166,7 +226,6 @@ synctcp_ack_ott(const struct tcp_sock *tp, struct synctcp_tsclock *clock,
  * @clock: the connection's RFC 7323 OTT sampler
  * @q: the connection's queuing-delay estimator
  * @source: the connection's enum synctcp_ott_source (NONE until chosen)
- * @prior_una: snd_una after the previous ACK (set to snd_una in init)
  *
  * The sample goes through synctcp_qdelay_sample(): one farther from the
  * minimum than twice srtt (plus 100 ms) is dropped, and the minimum ages
@@ -180,16 +239,14 @@ synctcp_ack_ott(const struct tcp_sock *tp, struct synctcp_tsclock *clock,
 static inline enum synctcp_ott_result
 synctcp_ack_qdelay(const struct tcp_sock *tp, const struct ack_sample *sample,
 		   unsigned int mode, struct synctcp_tsclock *clock,
-		   struct synctcp_qdelay *q, u8 *source, u32 *prior_una)
+		   struct synctcp_qdelay *q, u8 *source)
 {
-	bool advanced = after(tp->snd_una, *prior_una);
 	enum synctcp_ott_result res, qres;
 	s64 ott_us;
 
-	*prior_una = tp->snd_una;
 	if (*source == SYNCTCP_SRC_NONE)
 		*source = synctcp_choose_source(tp, mode);
-	res = synctcp_ack_ott(tp, clock, *source, advanced, sample, &ott_us);
+	res = synctcp_ack_ott(tp, clock, *source, sample, &ott_us);
 	if (res == SYNCTCP_OTT_SKIP)
 		return res;
 	if (res == SYNCTCP_OTT_REBASED)

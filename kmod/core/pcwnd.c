@@ -51,30 +51,60 @@ u32 synctcp_pcwnd_ssthresh(struct synctcp_pcwnd *r, u32 snd_una, u32 cwnd)
 }
 
 /**
- * synctcp_pcwnd_react - apply SyncPcwnd to one ACK's congestion signal
+ * synctcp_pcwnd_keep - the share of cwnd that drains the forward queue
+ * @qdelay_us: the forward queuing delay that signalled
+ * @srtt_us: the smoothed round trip (us), 0 when unknown
+ *
+ * cwnd / srtt is the flow's rate, so keeping cwnd * (srtt - qdelay) / srtt
+ * leaves in flight what the path holds without this flow's share of the
+ * forward queue: the queue drains and the link stays busy.  The rest of
+ * the round trip is the base delay and the reverse path's queue, which a
+ * cut cannot drain: halving there (the dissertation) empties the pipe
+ * too, and a queue on the ACK path then costs throughput (issue 17).
+ * Bounded to [1/2, 15/16].
+ *
+ * Return: the share to keep, in 1/1024.
+ */
+u32 synctcp_pcwnd_keep(u32 qdelay_us, u32 srtt_us)
+{
+	u32 cut;
+
+	if (!srtt_us || qdelay_us >= srtt_us / 2)
+		return SYNCTCP_PCWND_KEEP_HALF;
+	cut = (u32)div_u64((u64)qdelay_us * SYNCTCP_PCWND_KEEP_ONE, srtt_us);
+	return min_t(u32, SYNCTCP_PCWND_KEEP_ONE - cut, SYNCTCP_PCWND_KEEP_MAX);
+}
+
+/**
+ * synctcp_pcwnd_react_by - apply SyncPcwnd to one ACK's congestion signal
  * @r: reaction state
  * @congested: this ACK's congestion signal (from the detector)
  * @snd_una: first unacknowledged sequence number, after this ACK
  * @snd_nxt: first unsent sequence number
- * @w: window; on a reduction cwnd and ssthresh become max(cwnd/2, 2),
- *     but a reduction never raises a cwnd that is already below 2
+ * @w: window; on a reduction cwnd and ssthresh become
+ *     max(cwnd * keep / 1024, 2), but a reduction never raises a cwnd that
+ *     is already below 2
+ * @keep: the share of cwnd a reduction keeps, in 1/1024 (at most 1024)
  *
  * Return: the action taken; on SYNCTCP_PCWND_GROW the caller grows cwnd as
  * Reno does.  A signal inside the held round trip neither cuts nor grows.
  */
 enum synctcp_pcwnd_action
-synctcp_pcwnd_react(struct synctcp_pcwnd *r, bool congested,
-		    u32 snd_una, u32 snd_nxt, struct synctcp_cwnd *w)
+synctcp_pcwnd_react_by(struct synctcp_pcwnd *r, bool congested,
+		       u32 snd_una, u32 snd_nxt, struct synctcp_cwnd *w,
+		       u32 keep)
 {
 	bool may_reduce = synctcp_pcwnd_may_reduce(r, snd_una);
+	u32 kept;
 
 	if (!congested)
 		return SYNCTCP_PCWND_GROW;
 	r->signals++;
 	if (!may_reduce)
 		return SYNCTCP_PCWND_HOLD;
-	w->cwnd = max_t(u32, w->cwnd >> 1,
-			min_t(u32, w->cwnd, SYNCTCP_MIN_CWND));
+	kept = (u32)(((u64)w->cwnd * min_t(u32, keep, SYNCTCP_PCWND_KEEP_ONE)) >>
+		     10);
+	w->cwnd = max_t(u32, kept, min_t(u32, w->cwnd, SYNCTCP_MIN_CWND));
 	w->ssthresh = w->cwnd;
 	r->reductions++;
 	synctcp_pcwnd_hold(r, snd_nxt);

@@ -15,6 +15,15 @@
 /* The smallest cwnd a reduction leaves (segments). */
 #define SYNCTCP_MIN_CWND	2U
 
+/*
+ * The share of cwnd a reduction keeps, in 1/1024: the dissertation's
+ * halving, and the bounds of the reduction by the forward queue's share
+ * of the round trip (synctcp_pcwnd_keep()).
+ */
+#define SYNCTCP_PCWND_KEEP_ONE	1024U
+#define SYNCTCP_PCWND_KEEP_HALF	512U
+#define SYNCTCP_PCWND_KEEP_MAX	960U	/* a cut takes at least 1/16 */
+
 /* What SyncPcwnd decided for one ACK. */
 enum synctcp_pcwnd_action {
 	SYNCTCP_PCWND_GROW = 0,	/* no signal: grow as Reno does */
@@ -24,8 +33,8 @@ enum synctcp_pcwnd_action {
 
 struct synctcp_pcwnd {
 	u32 hold_seq;		/* no reduction until snd_una reaches this */
-	u32 signals;		/* ACKs that signalled congestion */
-	u32 reductions;		/* cwnd halvings made */
+	u16 signals;		/* ACKs that signalled congestion (wraps) */
+	u16 reductions;		/* cwnd reductions made (wraps) */
 	bool holding;		/* hold_seq is in force */
 	bool cut_holding;	/* ... and was started by our own halving */
 };
@@ -38,7 +47,18 @@ struct synctcp_cwnd {
 void synctcp_pcwnd_hold(struct synctcp_pcwnd *r, u32 snd_nxt);
 u32 synctcp_pcwnd_ssthresh(struct synctcp_pcwnd *r, u32 snd_una, u32 cwnd);
 enum synctcp_pcwnd_action
+synctcp_pcwnd_react_by(struct synctcp_pcwnd *r, bool congested,
+		       u32 snd_una, u32 snd_nxt, struct synctcp_cwnd *w,
+		       u32 keep);
+u32 synctcp_pcwnd_keep(u32 qdelay_us, u32 srtt_us);
+
+/* SyncPcwnd as the dissertation has it: a signal halves cwnd. */
+static inline enum synctcp_pcwnd_action
 synctcp_pcwnd_react(struct synctcp_pcwnd *r, bool congested,
-		    u32 snd_una, u32 snd_nxt, struct synctcp_cwnd *w);
+		    u32 snd_una, u32 snd_nxt, struct synctcp_cwnd *w)
+{
+	return synctcp_pcwnd_react_by(r, congested, snd_una, snd_nxt, w,
+				      SYNCTCP_PCWND_KEEP_HALF);
+}
 
 #endif /* SYNCTCP_PCWND_H */

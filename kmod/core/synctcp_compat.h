@@ -32,10 +32,12 @@ typedef int64_t s64;
 #define USEC_PER_MSEC	1000UL
 #define U32_MAX		((u32)~0U)
 #define S64_MAX		((s64)(~0ULL >> 1))
+#define S32_MAX		((s32)(~0U >> 1))
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define min_t(type, x, y) ({ type __x = (x), __y = (y); __x < __y ? __x : __y; })
 #define max_t(type, x, y) ({ type __x = (x), __y = (y); __x > __y ? __x : __y; })
+#define clamp_t(type, v, lo, hi) min_t(type, max_t(type, v, lo), hi)
 
 static inline u64 div_u64(u64 dividend, u32 divisor)
 {
@@ -43,6 +45,11 @@ static inline u64 div_u64(u64 dividend, u32 divisor)
 }
 
 static inline u64 div64_u64(u64 dividend, u64 divisor)
+{
+	return dividend / divisor;
+}
+
+static inline s64 div64_s64(s64 dividend, s64 divisor)
 {
 	return dividend / divisor;
 }

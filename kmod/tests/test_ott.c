@@ -8,8 +8,9 @@
 #include "synctcp_info.h"
 
 /*
- * A synthetic path: our TS clock at 1 kHz (Linux), the peer's at @peer_hz
- * with an arbitrary offset, a fixed forward OTT plus a queuing delay.
+ * A synthetic path: the peer's TS clock at @peer_hz with an arbitrary
+ * offset, a fixed forward OTT plus a queuing delay, a 5 ms reverse OTT.
+ * (@own_off offsets our microsecond clock.)
  */
 struct path {
 	struct synctcp_tsclock c;
@@ -26,7 +27,7 @@ static void path_init(struct path *p, u32 peer_hz, u32 own_off, u32 peer_off)
 {
 	*p = (struct path){ .peer_hz = peer_hz, .own_off = own_off,
 			    .peer_off = peer_off, .ott_us = 20000 };
-	synctcp_tsclock_init(&p->c, 1000);
+	synctcp_tsclock_init(&p->c);
 	synctcp_qdelay_reset(&p->q);
 }
 
@@ -34,13 +35,13 @@ static void path_init(struct path *p, u32 peer_hz, u32 own_off, u32 peer_off)
 static enum synctcp_ott_result path_ack(struct path *p, u64 t_us, u32 q_us)
 {
 	u64 arrive = t_us + p->ott_us + q_us;
-	u32 tsecr = p->own_off + (u32)(t_us / 1000);
 	u32 tsval = p->peer_off + (u32)(arrive * p->peer_hz / 1000000);
 	enum synctcp_ott_result r;
 	s64 ott;
 
-	p->now_us = (u32)(arrive + 5000);	/* reverse OTT 5 ms */
-	r = synctcp_ott_ts_sample(&p->c, tsval, tsecr, p->now_us, &ott);
+	p->now_us = p->own_off + (u32)(arrive + 5000);	/* reverse OTT 5 ms */
+	r = synctcp_ott_ts_sample(&p->c, tsval, p->now_us,
+				  (u32)(arrive + 5000 - t_us), &ott);
 	if (r == SYNCTCP_OTT_REBASED)
 		synctcp_qdelay_reset(&p->q);
 	if (r != SYNCTCP_OTT_SKIP) {
@@ -97,15 +98,91 @@ TEST(peer_clock_1mhz_is_estimated_and_qdelay_exact)
 	check_clock_rate(1000000, 0, 123456789);
 }
 
-TEST(no_sample_until_peer_rate_confirmed)
+/*
+ * Item 3 of issue 17: samples flow from the first ACKs, once they span
+ * 10 ms and 16 peer ticks, on a provisional rate.  Before, nothing came
+ * for a second.  ACKs every 2 ms from t = 0, no handshake seed.
+ */
+static u64 first_sample_us(u32 peer_hz)
 {
 	struct path p;
 	u64 t;
 
-	path_init(&p, 1000, 1, 1);
+	path_init(&p, peer_hz, 1, 1);
 	for (t = 0; t < 900000; t += 2000)
-		CHECK_EQ(path_ack(&p, t, 0), SYNCTCP_OTT_SKIP);
-	CHECK_EQ(p.samples, 0);
+		if (path_ack(&p, t, 0) != SYNCTCP_OTT_SKIP)
+			break;
+	CHECK(p.c.rate_provisional);
+	CHECK(!p.c.rate_confirmed);
+	CHECK_EQ(p.c.peer_hz, peer_hz);
+	return t;
+}
+
+TEST(first_sample_within_tens_of_ms_on_a_provisional_rate)
+{
+	CHECK_EQ(first_sample_us(1000), 16000);		/* 16 ticks */
+	CHECK_EQ(first_sample_us(1000000), 10000);	/* 10 ms */
+	CHECK_EQ(first_sample_us(250), 64000);		/* 16 ticks */
+}
+
+/*
+ * With the handshake's TSval as the seed, the first data ACK a round trip
+ * later already gives a sample, and the rest follow on the same base.
+ */
+TEST(seeded_clock_samples_from_the_first_data_ack)
+{
+	struct path p;
+	u64 t;
+
+	path_init(&p, 1000, 3, 77);
+	/* the handshake's ACK left the peer at t = 0 and arrived at 5 ms */
+	synctcp_tsclock_seed(&p.c, p.peer_off, p.own_off + 5000);
+	CHECK_EQ(path_ack(&p, 50000, 0), SYNCTCP_OTT_REBASED);
+	CHECK_EQ(p.samples, 1);
+	for (t = 52000; t < 300000; t += 2000)
+		CHECK_EQ(path_ack(&p, t, (u32)(t - 50000) / 10), SYNCTCP_OTT_OK);
+	CHECK_NEAR(p.q.qdelay_us, 24800, 1000);
+}
+
+/* An early estimate between known rates is no provisional rate. */
+TEST(early_estimate_off_a_known_rate_waits_for_the_window)
+{
+	struct synctcp_tsclock c;
+	s64 ott;
+	u32 i;
+
+	synctcp_tsclock_init(&c);
+	/* 1.2 kHz: within 1/4 of 1 kHz, not within 1/8 */
+	for (i = 0; i < 900; i++)
+		CHECK_EQ(synctcp_ott_ts_sample(&c, i * 6 / 5, i * 1000, 5000,
+					       &ott), SYNCTCP_OTT_SKIP);
+	CHECK(!synctcp_tsclock_rate_known(&c));
+}
+
+/*
+ * A provisional rate that the first window contradicts is replaced at
+ * once, on a new base: nothing measured on the wrong rate survives.
+ */
+TEST(window_contradicting_a_provisional_rate_rebases_at_once)
+{
+	struct synctcp_tsclock c;
+	u32 t, tsval = 0, rebased = 0;
+	s64 ott;
+
+	synctcp_tsclock_init(&c);
+	for (t = 0; t <= 1000; t++) {
+		/* 1 kHz for 50 ms, then 100 Hz */
+		tsval = t < 50 ? t : 50 + (t - 50) / 10;
+		if (synctcp_ott_ts_sample(&c, tsval, t * 1000, 5000, &ott) ==
+		    SYNCTCP_OTT_REBASED)
+			rebased++;
+		if (t == 40)
+			CHECK(c.rate_provisional && c.peer_hz == 1000);
+	}
+	CHECK_EQ(rebased, 2);	/* the provisional rate, then the window's */
+	CHECK(c.rate_confirmed);
+	CHECK(!c.rate_provisional);
+	CHECK_EQ(c.peer_hz, 145);	/* (50 + 95) ticks in 1 s: raw */
 }
 
 TEST(min_max_tracking_across_u32_timestamp_wraparound)
@@ -126,13 +203,13 @@ TEST(min_max_tracking_across_u32_timestamp_wraparound)
 TEST(local_clock_wraparound_keeps_rate)
 {
 	struct synctcp_tsclock c;
-	u32 now = 0xFFFFFFFFu - 700000, tsval = 5, tsecr = 9;
+	u32 now = 0xFFFFFFFFu - 700000, tsval = 5;
 	s64 ott;
 	int i;
 
-	synctcp_tsclock_init(&c, 1000);
-	for (i = 0; i < 2000; i++, now += 1000, tsval++, tsecr++)
-		synctcp_ott_ts_sample(&c, tsval, tsecr, now, &ott);
+	synctcp_tsclock_init(&c);
+	for (i = 0; i < 2000; i++, now += 1000, tsval++)
+		synctcp_ott_ts_sample(&c, tsval, now, 5000, &ott);
 	CHECK_EQ(c.peer_hz, 1000);
 	CHECK(c.rate_confirmed);
 	CHECK_EQ(ott, 0);
@@ -141,27 +218,44 @@ TEST(local_clock_wraparound_keeps_rate)
 TEST(zero_tsval_is_a_valid_sample)
 {
 	struct synctcp_tsclock c;
-	u32 now = 0, tsval = 0xFFFFFFFFu - 1200, tsecr = 100;
+	u32 now = 0, tsval = 0xFFFFFFFFu - 1200;
 	enum synctcp_ott_result r = SYNCTCP_OTT_SKIP;
 	s64 ott = -1;
 	int i;
 
-	synctcp_tsclock_init(&c, 1000);
-	for (i = 0; i < 1300; i++, now += 1000, tsval++, tsecr++)
-		r = synctcp_ott_ts_sample(&c, tsval, tsecr, now, &ott);
+	synctcp_tsclock_init(&c);
+	for (i = 0; i < 1300; i++, now += 1000, tsval++)
+		r = synctcp_ott_ts_sample(&c, tsval, now, 5000, &ott);
 	CHECK_EQ(c.last_tsval, 98);	/* passed through 0 */
 	CHECK_EQ(r, SYNCTCP_OTT_OK);
 	CHECK_EQ(ott, 0);
 }
 
-TEST(zero_tsecr_means_no_echo)
+/*
+ * The OTT is that of the newest segment the ACK acknowledges (its send time
+ * is now - the RTT sample), not of the oldest one the TSecr echoes: a
+ * delayed ACK of two segments sent 20 ms apart reads the second's OTT.
+ */
+TEST(ott_is_of_the_newest_segment_acknowledged)
 {
-	struct synctcp_tsclock c;
+	struct path p;
+	u64 t;
 	s64 ott;
 
-	synctcp_tsclock_init(&c, 1000);
-	CHECK_EQ(synctcp_ott_ts_sample(&c, 10, 0, 0, &ott), SYNCTCP_OTT_SKIP);
-	CHECK(!c.started);
+	path_init(&p, 1000, 0, 0);
+	for (t = 0; t < 1200000; t += 2000)
+		path_ack(&p, t, 0);
+	/*
+	 * Segments sent at t and t + 20 ms, both with a 20 ms forward OTT;
+	 * the ACK leaves the peer when the second arrives, t + 40 ms, and
+	 * reaches us at t + 45 ms: its RTT sample is 25 ms (the second's).
+	 * Its TSecr would be t's: 20 ms more.
+	 */
+	CHECK_EQ(synctcp_ott_ts_sample(&p.c, (u32)((t + 40000) / 1000),
+				       (u32)(t + 45000), 25000, &ott),
+		 SYNCTCP_OTT_OK);
+	CHECK_EQ(p.q.min_ott_us, p.q.max_ott_us);	/* every sample alike */
+	CHECK_NEAR(ott, p.q.min_ott_us, 1000);
 }
 
 /* A clock confirmed at 1 kHz, at t = 1.1 s, last TSval 1100, TSecr 1100. */
@@ -170,9 +264,9 @@ static void confirmed_clock(struct synctcp_tsclock *c)
 	u32 i;
 	s64 ott;
 
-	synctcp_tsclock_init(c, 1000);
+	synctcp_tsclock_init(c);
 	for (i = 0; i <= 1100; i += 10)
-		synctcp_ott_ts_sample(c, i, i + 1, i * 1000, &ott);
+		synctcp_ott_ts_sample(c, i, i * 1000, 1000, &ott);
 	CHECK(c->rate_confirmed);
 }
 
@@ -182,20 +276,21 @@ TEST(repeated_tsval_gives_a_sample_of_the_same_peer_time)
 	s64 a, b;
 
 	confirmed_clock(&c);
-	CHECK_EQ(synctcp_ott_ts_sample(&c, 1200, 1191, 1200000, &a), SYNCTCP_OTT_OK);
-	CHECK_EQ(synctcp_ott_ts_sample(&c, 1200, 1196, 1200500, &b), SYNCTCP_OTT_OK);
+	/* sent at 1191 ms and 1196 ms */
+	CHECK_EQ(synctcp_ott_ts_sample(&c, 1200, 1200000, 9000, &a), SYNCTCP_OTT_OK);
+	CHECK_EQ(synctcp_ott_ts_sample(&c, 1200, 1200500, 4500, &b), SYNCTCP_OTT_OK);
 	CHECK_EQ(a - b, 5000);	/* later send, same arrival: 5 ms less OTT */
 }
 
-TEST(backwards_tsval_or_tsecr_is_ignored)
+TEST(backwards_tsval_is_ignored)
 {
 	struct synctcp_tsclock c;
 	s64 ott = 12345, before_ott;
 
 	confirmed_clock(&c);
 	before_ott = c.ott_us;
-	CHECK_EQ(synctcp_ott_ts_sample(&c, 1099, 1102, 1200000, &ott), SYNCTCP_OTT_SKIP);
-	CHECK_EQ(synctcp_ott_ts_sample(&c, 1101, 1000, 1200000, &ott), SYNCTCP_OTT_SKIP);
+	CHECK_EQ(synctcp_ott_ts_sample(&c, 1099, 1200000, 1000, &ott), SYNCTCP_OTT_SKIP);
+	CHECK_EQ(synctcp_ott_ts_sample(&c, 1050, 1201000, 1000, &ott), SYNCTCP_OTT_SKIP);
 	CHECK_EQ(ott, 12345);
 	CHECK_EQ(c.ott_us, before_ott);
 	CHECK_EQ(c.last_tsval, 1100);
@@ -215,7 +310,7 @@ TEST(rate_change_needs_two_windows_and_rebases)
 	for (t = 1110; t < 4100; t += 10) {
 		u32 tsval = 1100 + (t - 1100) / 4;
 
-		if (synctcp_ott_ts_sample(&c, tsval, t + 1, t * 1000, &ott) ==
+		if (synctcp_ott_ts_sample(&c, tsval, t * 1000, 1000, &ott) ==
 		    SYNCTCP_OTT_REBASED)
 			rebased++;
 		if (t < 4000)
@@ -479,13 +574,16 @@ static const struct harness_test tests[] = {
 	T(peer_clock_1khz_is_estimated_and_qdelay_exact),
 	T(peer_clock_250hz_is_estimated_and_qdelay_exact),
 	T(peer_clock_1mhz_is_estimated_and_qdelay_exact),
-	T(no_sample_until_peer_rate_confirmed),
+	T(first_sample_within_tens_of_ms_on_a_provisional_rate),
+	T(seeded_clock_samples_from_the_first_data_ack),
+	T(early_estimate_off_a_known_rate_waits_for_the_window),
+	T(window_contradicting_a_provisional_rate_rebases_at_once),
 	T(min_max_tracking_across_u32_timestamp_wraparound),
 	T(local_clock_wraparound_keeps_rate),
 	T(zero_tsval_is_a_valid_sample),
-	T(zero_tsecr_means_no_echo),
+	T(ott_is_of_the_newest_segment_acknowledged),
 	T(repeated_tsval_gives_a_sample_of_the_same_peer_time),
-	T(backwards_tsval_or_tsecr_is_ignored),
+	T(backwards_tsval_is_ignored),
 	T(rate_change_needs_two_windows_and_rebases),
 	T(sampler_resumes_after_40_min_idle_of_a_1mhz_peer),
 	T(sampler_resumes_after_80_min_idle_of_a_1khz_peer),

@@ -41,7 +41,7 @@
 struct ack_ev {
 	u32 now_us;		/* our clock */
 	u32 tsval;		/* peer's TS clock, 1 kHz */
-	u32 tsecr;		/* our TS clock (ms) when the segment left */
+	u32 rtt_us;		/* now_us minus when the newest segment left */
 	u32 snd_una;
 	u32 srtt_us;
 	u8 acked;		/* segments */
@@ -70,7 +70,7 @@ static void make_stream(void)
 			.now_us = now,
 			/* the peer's clock: 1 kHz, 7 s ahead of ours */
 			.tsval = (sent + BASE_OTT_US + q) / 1000 + 7000,
-			.tsecr = sent / 1000,
+			.rtt_us = now - sent,
 			.snd_una = una,
 			.srtt_us = 2 * BASE_OTT_US + q,
 			.acked = 2,
@@ -136,7 +136,7 @@ __attribute__((noinline)) static void run_stream(void)
 	for (i = 0; i < N_ACKS; i++) {
 		const struct ack_ev *a = &stream[i];
 
-		s += a->now_us + a->tsval + a->tsecr + a->snd_una + a->srtt_us +
+		s += a->now_us + a->tsval + a->rtt_us + a->snd_una + a->srtt_us +
 		     a->acked + a->loss;
 	}
 	sink = s;
@@ -165,7 +165,7 @@ static enum synctcp_ott_result ott_sample(struct synctcp_tsclock *c,
 	enum synctcp_ott_result res;
 	s64 ott;
 
-	res = synctcp_ott_ts_sample(c, a->tsval, a->tsecr, a->now_us, &ott);
+	res = synctcp_ott_ts_sample(c, a->tsval, a->now_us, a->rtt_us, &ott);
 	if (res == SYNCTCP_OTT_SKIP)
 		return res;
 	if (res == SYNCTCP_OTT_REBASED)
@@ -185,7 +185,7 @@ __attribute__((noinline)) static void run_sync(void)
 	struct reno t = { .cwnd = 10, .ssthresh = 100, .clamp = ~0U };
 	u32 i;
 
-	synctcp_tsclock_init(&c, 1000);
+	synctcp_tsclock_init(&c);
 	synctcp_qdelay_reset(&q);
 	for (i = 0; i < N_ACKS; i++) {
 		const struct ack_ev *a = &stream[i];
@@ -227,7 +227,7 @@ __attribute__((noinline)) static void run_mixreact(void)
 	struct reno t = { .cwnd = 10, .ssthresh = 100, .clamp = ~0U };
 	u32 i;
 
-	synctcp_tsclock_init(&c, 1000);
+	synctcp_tsclock_init(&c);
 	synctcp_qdelay_reset(&q);
 	synctcp_syncmix_init(&m);
 	synctcp_mixreact_reset(&r);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Fuzz the RFC 7323 OTT sampler and the queuing-delay estimator with
- * arbitrary ACK sequences: TSval, TSecr and local-clock steps of any size
+ * arbitrary ACK sequences: TSval, RTT and local-clock steps of any size
  * (reordering, jumps, wraps, idles), option OTTs of any value, losses,
  * resets.  Invariants: qdelay <= max qdelay, both derived from min <= max;
  * a REBASED sample is 0; the peer rate is never 0.
@@ -14,14 +14,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fuzz_in in = { data, size };
 	struct synctcp_tsclock c;
 	struct synctcp_qdelay q;
-	u32 tsval, tsecr, now;
+	u32 tsval, rtt, now;
 	u64 now64 = 0;
 	unsigned int i;
 
-	synctcp_tsclock_init(&c, fuzz_u8(&in) & 1 ? 1 : 1000);
+	synctcp_tsclock_init(&c);
+	if (fuzz_u8(&in) & 1)
+		synctcp_tsclock_seed(&c, fuzz_u32(&in), fuzz_u32(&in));
 	synctcp_qdelay_reset(&q);
 	tsval = fuzz_u32(&in);
-	tsecr = fuzz_u32(&in);
+	rtt = fuzz_u32(&in);
 	now = fuzz_u32(&in);
 	for (i = 0; i < 4096 && in.left; i++) {
 		u8 op = fuzz_u8(&in);
@@ -33,14 +35,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 0: case 1: case 2: case 3: {
 			/* an ACK: small forward steps mostly, any step sometimes */
 			u32 dv = op & 8 ? fuzz_u32(&in) : fuzz_u8(&in);
-			u32 de = op & 16 ? fuzz_u32(&in) : fuzz_u8(&in);
+			u32 de = op & 16 ? fuzz_u32(&in) : fuzz_u16(&in);
 			u32 dn = op & 32 ? fuzz_u32(&in) : fuzz_u16(&in);
 
 			tsval += op & 64 ? -dv : dv;
-			tsecr += de;
+			rtt = op & 128 ? rtt + de : de;
 			now += dn;
 			now64 += dn;
-			r = synctcp_ott_ts_sample(&c, tsval, tsecr, now, &ott);
+			r = synctcp_ott_ts_sample(&c, tsval, now, rtt, &ott);
 			FUZZ_ASSERT(c.peer_hz != 0);
 			if (r == SYNCTCP_OTT_REBASED) {
 				FUZZ_ASSERT(ott == 0);
