@@ -68,12 +68,16 @@
 #include "core/ott_glue.h"
 #include "core/syncmix.h"
 #include "core/mixreact.h"
+#include "core/pcwnd.h"
+#include "core/revcomp.h"
 #include "core/synctcp_info.h"
 
 /* The algorithm core is kernel-independent C, shared with the unit tests. */
 #include "core/ott.c"
 #include "core/syncmix.c"
 #include "core/mixreact.c"
+#include "core/pcwnd.c"
+#include "core/revcomp.c"
 
 /* Before the first loss, max qdelay below this (ms) gives no regions. */
 static unsigned int preloss_max_ms __read_mostly =
@@ -134,9 +138,12 @@ struct mixreact_state {
 	struct synctcp_qdelay q;	/* min/max OTT, queuing delay */
 	struct synctcp_syncmix detect;	/* SyncMix */
 	struct synctcp_mixreact react;	/* SyncMixReact */
+	struct synctcp_revcomp rev;	/* reverse-path compensation */
+	u32 hold_seq;			/* no decrease before snd_una is here */
 	u8 source;			/* enum synctcp_ott_source */
 	u8 variant;			/* enum synctcp_variant */
 	bool fresh;			/* this ACK brought a new indication */
+	bool holding;			/* hold_seq is in force */
 };
 
 /*
@@ -235,10 +242,13 @@ static void mixreact_pkts_acked(struct sock *sk, const struct ack_sample *sample
 {
 	struct mixreact_state *st = mixreact_state(sk);
 	enum synctcp_ott_result res;
+	bool first, best;
 
 	if (!st)
 		return;
 	st->fresh = false;
+	first = !synctcp_qdelay_valid(&st->q);
+	best = st->variant == SYNCTCP_VARIANT_BEST;
 	res = synctcp_ack_qdelay(tcp_sk(sk), sample, READ_ONCE(source_mode),
 				 &st->clock, &st->q, &st->source);
 	if (res != SYNCTCP_OTT_SKIP) {
@@ -247,9 +257,57 @@ static void mixreact_pkts_acked(struct sock *sk, const struct ack_sample *sample
 		st->fresh = synctcp_syncmix_update(&st->detect, &st->q,
 						   READ_ONCE(preloss_max_ms) *
 						   USEC_PER_MSEC);
+		/*
+		 * Variant "best": Reno until the first loss has shown what
+		 * a full queue looks like (as tcp_sync does); the regions
+		 * of the percentage rule before it are the noise of the
+		 * timestamps' millisecond (docs/mixreact.md).
+		 */
+		if (best && !st->q.loss_seen)
+			st->fresh = false;
+		if (best && sample->rtt_us > 0 &&
+		    st->source != SYNCTCP_SRC_RTT)
+			synctcp_follow_reverse(sk, &st->rev, &st->q,
+					       sample->rtt_us,
+					       first ||
+					       res == SYNCTCP_OTT_REBASED);
 	}
 	/* also without a sample: the source and the clock rate may change */
 	mixreact_publish(inet_csk_ca(sk));
+}
+
+/*
+ * Variant "best": a decrease at most once per round trip, as SyncPcwnd's,
+ * and never deeper than what drains the forward queue (the queue's share
+ * of the round trip); the dissertation decreases on every indication.
+ */
+static bool mixreact_may_decrease(struct mixreact_state *st,
+				  const struct tcp_sock *tp)
+{
+	if (st->holding && before(tp->snd_una, st->hold_seq))
+		return false;
+	st->holding = false;
+	return true;
+}
+
+/*
+ * Variant "best": while the queue shrinks but is still a quarter to three
+ * quarters full, grow as Reno does (+1 segment per RTT) or not at all,
+ * where the dissertation adds 25% and 10% of cwnd per RTT: those refill
+ * the queue the decrease just drained (docs/mixreact.md has the figures).
+ */
+static u8 mixreact_best_action(u8 a)
+{
+	switch (a) {
+	case SYNCTCP_MIXREACT_ADD_50PCT:
+		return SYNCTCP_MIXREACT_ADD_25PCT;
+	case SYNCTCP_MIXREACT_ADD_25PCT:
+		return SYNCTCP_MIXREACT_ADD_1;
+	case SYNCTCP_MIXREACT_ADD_10PCT:
+		return SYNCTCP_MIXREACT_KEEP;
+	default:
+		return a;
+	}
 }
 
 /* SyncMixReact: act on a new indication, else continue the one in force. */
@@ -266,12 +324,27 @@ static void mixreact_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 	w.cwnd = tcp_snd_cwnd(tp);
 	w.ssthresh = tp->snd_ssthresh;
 	if (st->fresh) {
+		u8 a = synctcp_mixreact_action_of(st->detect.trend,
+						  st->detect.region);
+		u32 keep_min = 0;
+
 		st->fresh = false;
-		synctcp_mixreact_decide(&st->react, st->detect.trend,
-					st->detect.region, &w,
-					tp->snd_cwnd_clamp);
+		if (st->variant == SYNCTCP_VARIANT_BEST) {
+			a = mixreact_best_action(a);
+			if (synctcp_mixreact_is_decrease(a)) {
+				if (!mixreact_may_decrease(st, tp))
+					goto grow;
+				keep_min = synctcp_pcwnd_keep(st->q.qdelay_us,
+							      tp->srtt_us >> 3);
+				st->hold_seq = tp->snd_nxt;
+				st->holding = true;
+			}
+		}
+		synctcp_mixreact_apply(&st->react, a, &w, tp->snd_cwnd_clamp,
+				       keep_min);
 		mixreact_publish(inet_csk_ca(sk));
 	}
+grow:
 	if (synctcp_mixreact_follows_reno(&st->react)) {
 		tcp_reno_cong_avoid(sk, ack, acked);
 		return;

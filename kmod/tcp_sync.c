@@ -123,33 +123,6 @@ static void sync_init(struct sock *sk)
 		synctcp_request_pacing(sk);
 }
 
-/*
- * Variant "best": cwnd follows the delay of the ACK path, so that a queue
- * there neither slows the flow nor, draining, bursts it into the forward
- * queue (core/revcomp.h).  The ACK's way back is its RTT sample minus its
- * OTT sample; only its changes count.
- */
-static void sync_follow_reverse(struct sock *sk, struct sync *ca, s32 rtt_us,
-				bool restart)
-{
-	struct tcp_sock *tp = tcp_sk(sk);
-	u32 rev = (u32)rtt_us - (u32)(ca->q.min_ott_us + ca->q.qdelay_us);
-	u32 cwnd = tcp_snd_cwnd(tp);
-	s32 segs;
-
-	if (restart) {
-		synctcp_revcomp_restart(&ca->rev, rev);
-		return;
-	}
-	segs = synctcp_revcomp_update(&ca->rev, rev, cwnd, rtt_us,
-				      inet_csk(sk)->icsk_ca_state ==
-				      TCP_CA_Open);
-	if (segs)
-		tcp_snd_cwnd_set(tp, clamp_t(s64, (s64)cwnd + segs,
-					     SYNCTCP_MIN_CWND,
-					     tp->snd_cwnd_clamp));
-}
-
 /* SyncPQlen: queuing delay of this ACK against the largest seen. */
 static void sync_pkts_acked(struct sock *sk, const struct ack_sample *sample)
 {
@@ -166,8 +139,8 @@ static void sync_pkts_acked(struct sock *sk, const struct ack_sample *sample)
 	ca->signal = ca->congested;
 	if (ca->variant == SYNCTCP_VARIANT_BEST && sample->rtt_us > 0 &&
 	    ca->source != SYNCTCP_SRC_RTT)
-		sync_follow_reverse(sk, ca, sample->rtt_us,
-				    first || res == SYNCTCP_OTT_REBASED);
+		synctcp_follow_reverse(sk, &ca->rev, &ca->q, sample->rtt_us,
+				       first || res == SYNCTCP_OTT_REBASED);
 }
 
 /*

@@ -87,17 +87,49 @@ void synctcp_mixreact_reset(struct synctcp_mixreact *r)
 	r->credit = 0;
 }
 
-/* cwnd x beta now; never below 2 (nor above a cwnd already below 2). */
+/*
+ * cwnd x beta now, but not below cwnd x keep_min / 1024; never below 2
+ * (nor above a cwnd already below 2).
+ */
 static void synctcp_mixreact_cut(struct synctcp_mixreact *r,
 				 const struct synctcp_mixreact_rule *rule,
-				 struct synctcp_cwnd *w, u32 clamp)
+				 struct synctcp_cwnd *w, u32 clamp, u32 keep_min)
 {
 	u32 cwnd = (u32)div_u64((u64)w->cwnd * rule->beta_num, rule->beta_den);
+	u32 floor = (u32)(((u64)w->cwnd * min_t(u32, keep_min, 1024U)) >> 10);
 
+	cwnd = max_t(u32, cwnd, floor);
 	cwnd = max_t(u32, cwnd, min_t(u32, w->cwnd, SYNCTCP_MIN_CWND));
 	w->cwnd = min_t(u32, cwnd, clamp);
 	w->ssthresh = max_t(u32, w->cwnd, SYNCTCP_MIN_CWND);
 	r->credit = 0;
+}
+
+/**
+ * synctcp_mixreact_apply - put an action in force
+ * @r: reaction state
+ * @a: enum synctcp_mixreact_action
+ * @w: window; a decrease changes cwnd and ssthresh at once
+ * @clamp: the largest cwnd allowed (snd_cwnd_clamp)
+ * @keep_min: a decrease keeps at least this share of cwnd, in 1/1024 (0:
+ *	      the table's beta alone, as the dissertation has it)
+ *
+ * An increase only sets the rate that synctcp_mixreact_grow() applies on
+ * the following ACKs; growth not yet in cwnd carries over.
+ */
+void synctcp_mixreact_apply(struct synctcp_mixreact *r, u8 a,
+			    struct synctcp_cwnd *w, u32 clamp, u32 keep_min)
+{
+	const struct synctcp_mixreact_rule *rule = synctcp_mixreact_rule_of(a);
+
+	r->action = a < ARRAY_SIZE(synctcp_mixreact_rules) ?
+		    a : SYNCTCP_MIXREACT_RENO;
+	if (rule->increase)
+		r->increases++;
+	if (rule->beta_den) {
+		r->decreases++;
+		synctcp_mixreact_cut(r, rule, w, clamp, keep_min);
+	}
 }
 
 /**
@@ -108,8 +140,7 @@ static void synctcp_mixreact_cut(struct synctcp_mixreact *r,
  * @w: window; a decrease changes cwnd and ssthresh at once
  * @clamp: the largest cwnd allowed (snd_cwnd_clamp)
  *
- * An increase only sets the rate that synctcp_mixreact_grow() applies on
- * the following ACKs; growth not yet in cwnd carries over.
+ * The dissertation's table, applied as synctcp_mixreact_apply() does.
  *
  * Return: the action now in force.
  */
@@ -118,15 +149,8 @@ synctcp_mixreact_decide(struct synctcp_mixreact *r, u8 trend, u8 region,
 			struct synctcp_cwnd *w, u32 clamp)
 {
 	enum synctcp_mixreact_action a = synctcp_mixreact_action_of(trend, region);
-	const struct synctcp_mixreact_rule *rule = synctcp_mixreact_rule_of(a);
 
-	r->action = a;
-	if (rule->increase)
-		r->increases++;
-	if (rule->beta_den) {
-		r->decreases++;
-		synctcp_mixreact_cut(r, rule, w, clamp);
-	}
+	synctcp_mixreact_apply(r, a, w, clamp, 0);
 	return a;
 }
 

@@ -65,6 +65,8 @@ bool synctcp_mixreact_is_increase(u8 action);
 bool synctcp_mixreact_is_decrease(u8 action);
 
 void synctcp_mixreact_reset(struct synctcp_mixreact *r);
+void synctcp_mixreact_apply(struct synctcp_mixreact *r, u8 a,
+			    struct synctcp_cwnd *w, u32 clamp, u32 keep_min);
 enum synctcp_mixreact_action
 synctcp_mixreact_decide(struct synctcp_mixreact *r, u8 trend, u8 region,
 			struct synctcp_cwnd *w, u32 clamp);

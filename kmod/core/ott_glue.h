@@ -31,6 +31,7 @@
 #include <net/tcp.h>
 
 #include "ott.h"
+#include "revcomp.h"
 
 /*
  * Which OTT sources a connection may use (module parameter "source").  The
@@ -255,6 +256,40 @@ synctcp_ack_qdelay(const struct tcp_sock *tp, const struct ack_sample *sample,
 	qres = synctcp_qdelay_sample(q, ott_us, tp->tcp_mstamp,
 				     synctcp_qdelay_bound_us(tp->srtt_us >> 3));
 	return qres == SYNCTCP_OTT_OK ? res : qres;
+}
+
+/**
+ * synctcp_follow_reverse - cwnd follows the delay of the ACK path
+ * @sk: the connection
+ * @r: its reverse-path compensation state (core/revcomp.h)
+ * @q: its estimator, which has just taken this ACK's OTT sample
+ * @rtt_us: this ACK's RTT sample (> 0)
+ * @restart: the sample is the first one, or on a new base
+ *
+ * The ACK's way back is its RTT sample minus its OTT sample; when that
+ * changes, cwnd changes so that cwnd / RTT does not (variant "best"), and
+ * only while Linux lets the module move cwnd (TCP_CA_Open).
+ */
+static inline void synctcp_follow_reverse(struct sock *sk,
+					  struct synctcp_revcomp *r,
+					  const struct synctcp_qdelay *q,
+					  s32 rtt_us, bool restart)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	u32 rev = (u32)rtt_us - (u32)(q->min_ott_us + q->qdelay_us);
+	u32 cwnd = tcp_snd_cwnd(tp);
+	s32 segs;
+
+	if (restart) {
+		synctcp_revcomp_restart(r, rev);
+		return;
+	}
+	segs = synctcp_revcomp_update(r, rev, cwnd, rtt_us,
+				      inet_csk(sk)->icsk_ca_state ==
+				      TCP_CA_Open);
+	if (segs)
+		tcp_snd_cwnd_set(tp, clamp_t(s64, (s64)cwnd + segs, 2,
+					     tp->snd_cwnd_clamp));
 }
 
 #endif /* SYNCTCP_OTT_GLUE_H */

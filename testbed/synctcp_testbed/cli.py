@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from synctcp.pipe import stdout_closed
 
 from .qdisc import AQMS
-from .scenario import ScenarioError, load, presets, updated
+from .scenario import VARIANTS, ScenarioError, load, presets, updated
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = Path(os.environ.get("SYNCTCP_RESULTS", "results"))
@@ -66,7 +66,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     return report_main([args.rundir])
 
 
-RESUME_CLASHES = ("cc", "aqm", "duration", "warmup", "seed", "out")
+RESUME_CLASHES = ("cc", "aqm", "duration", "warmup", "seed", "variant", "out")
 
 
 def _check_executor(args: argparse.Namespace) -> None:
@@ -127,6 +127,8 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         sc = updated(sc, "command line", warmup_s=args.warmup)
     if args.seed is not None:
         sc = updated(sc, "command line", seed=args.seed)
+    if args.variant is not None:
+        sc = updated(sc, "command line", variant=args.variant)
     sc.validate()
     ccs, aqms = _csv(args.cc), _csv(args.aqm)
     cases = sc.cases(ccs, aqms)
@@ -325,6 +327,9 @@ def build_parser(prog: str = "synctcp-testbed", backend: Optional[str] = None,
     s.add_argument("--seed", type=int,
                    help="seed of the HTTP workload's random arrivals and sizes, the same "
                         "in every case (default: the scenario's seed)")
+    s.add_argument("--variant", choices=VARIANTS,
+                   help="the version of sync and mixreact: best, or paper for the "
+                        "dissertation's algorithms (default: the scenario's, else best)")
     s.add_argument("--out", metavar="DIR",
                    help="run directory (default: results/NAME-TIMESTAMP)")
     s.add_argument("--no-report", action="store_true", help="skip plots and report.html")

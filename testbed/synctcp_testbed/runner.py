@@ -19,6 +19,7 @@ The layout of the run directory is ``docs/testbed-rundir.md``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -106,6 +107,32 @@ def ensure_cc(cc: str) -> None:
         modctl.ensure_cc(cc)
     except modctl.ModError as exc:
         raise RunError(str(exc)) from exc
+
+
+#: the project's algorithms that have a "variant" parameter
+VARIANT_CCS = ("sync", "mixreact")
+
+
+def set_variant(cc: str, variant: str, sys_root: Path = Path("/sys")) -> Optional[str]:
+    """Set ``cc``'s "variant" module parameter; return the value it had (None: no such cc).
+
+    The parameter is read when a connection starts, so it holds for every
+    connection of the case.  RunError when the loaded module has none (a
+    build older than the parameter) or refuses the value.
+    """
+    if cc not in VARIANT_CCS:
+        return None
+    mod = modctl.module_of(cc)
+    path = sys_root / "module" / str(mod) / "parameters" / "variant"
+    try:
+        before = path.read_text().strip()
+        path.write_text(variant)
+    except FileNotFoundError:
+        raise RunError(f"variant {variant}: the loaded {mod} has no variant parameter "
+                       f"(an older build: make modules)") from None
+    except OSError as exc:
+        raise RunError(f"variant {variant}: {mod} refused it ({exc.strerror})") from None
+    return before
 
 
 def _read(path: Path) -> Optional[str]:
@@ -386,8 +413,20 @@ class CaseRun:
     def run(self) -> Dict[str, Any]:
         case = self.case
         self.dir.mkdir(parents=True, exist_ok=True)
+        restore: Dict[str, str] = {}
         for cc in case_ccs(case):
             ensure_cc(cc)
+            before = set_variant(cc, case.scenario.variant)
+            if before is not None and before != case.scenario.variant:
+                restore[cc] = before
+        try:
+            return self._run_case(case)
+        finally:
+            for cc, before in restore.items():     # a native host keeps its own setting
+                with contextlib.suppress(RunError):
+                    set_variant(cc, before)
+
+    def _run_case(self, case: Case) -> Dict[str, Any]:
         topo = self.build_topology(case, self.prefix)
         # the diag sampler imports for seconds under emulation: let it do so
         # while the namespaces are built

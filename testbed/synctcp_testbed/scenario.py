@@ -152,6 +152,10 @@ class TrafficSpec:
     stagger_s: float = num(0.0, 0, 86400, unit="s")
 
 
+#: values of the modules' "variant" parameter (kmod/core/ott_glue.h)
+VARIANTS = ("best", "paper")
+
+
 @dataclass(config=MODEL)
 class Scenario:
     name: str
@@ -162,6 +166,9 @@ class Scenario:
     duration_s: float = num(60.0, 1, 86400, unit="s")
     warmup_s: float = num(10.0, 0, 86400, unit="s")
     seed: int = num(1, 0, 2**31 - 1)
+    #: the version of sync and mixreact the cases run (their "variant"
+    #: module parameter): "best", or "paper" for the dissertation's algorithm
+    variant: str = "best"
     topology: TopologySpec = Field(default_factory=TopologySpec)
     aqm_params: AqmSpec = Field(default_factory=AqmSpec)
     traffic: TrafficSpec = Field(default_factory=TrafficSpec)
@@ -214,6 +221,8 @@ class Scenario:
         for a in self.aqm:
             if a not in AQMS:
                 raise ScenarioError(f"aqm {a!r}: one of {', '.join(AQMS)}")
+        if self.variant not in VARIANTS:
+            raise ScenarioError(f"variant {self.variant!r}: one of {', '.join(VARIANTS)}")
         if not self.warmup_s < self.duration_s:
             raise ScenarioError(f"warmup_s must be below duration_s ({self.duration_s:g} s), "
                                 f"not {self.warmup_s:g}")

@@ -1001,3 +1001,22 @@ def test_a_stopped_script_ends_only_after_its_jobs_have_finished(tmp_path: Path)
     os.killpg(proc.pid, signal.SIGINT)
     assert proc.wait(timeout=10) == 0
     assert out.read_text() == "t,q\n1,2\n", "the shell ended before its job had written"
+
+
+def test_variant_is_set_for_the_projects_algorithms_and_refused_when_missing(tmp_path: Path) -> None:
+    params = tmp_path / "module" / "tcp_sync" / "parameters"
+    params.mkdir(parents=True)
+    (params / "variant").write_text("best\n")
+    assert runner.set_variant("sync", "paper", sys_root=tmp_path) == "best"
+    assert (params / "variant").read_text() == "paper"
+    assert runner.set_variant("reno", "paper", sys_root=tmp_path) is None
+    assert runner.set_variant("etcp", "paper", sys_root=tmp_path) is None
+    with pytest.raises(runner.RunError, match="tcp_mixreact has no variant parameter"):
+        runner.set_variant("mixreact", "paper", sys_root=tmp_path)
+
+
+def test_scenario_variant_is_best_or_paper() -> None:
+    assert from_dict({"name": "v"}).variant == "best"
+    assert from_dict({"name": "v", "variant": "paper"}).variant == "paper"
+    with pytest.raises(ScenarioError, match="variant 'pape': one of best, paper"):
+        from_dict({"name": "v", "variant": "pape"})
