@@ -23,7 +23,7 @@ from typing import Any, Dict, Iterator, List, Sequence
 from synctcp.modctl import CC_MODULES
 from synctcp_testbed.rundir import Bottleneck, CaseSummary, load_run
 from synctcp_testbed.runner import run_scenario
-from synctcp_testbed.scenario import bulk_dumbbell
+from synctcp_testbed.scenario import bulk_dumbbell, load as load_scenario
 
 import pytest
 
@@ -232,6 +232,31 @@ def run_comparison(ccs: Sequence[str], rate_mbit: float, rtt_ms: float, queue_pk
         print(f"{cc:9s} goodput {r.goodput_mbit:.2f} Mbit/s, utilization {q.utilization:.3f}, "
               f"mean queue {q.mean_pkts:.1f} pkts, drops {q.drop_pct:.2f}%, "
               f"{q.samples} samples at {q.sample_hz:.0f} Hz")
+    return res
+
+
+def run_reverse_path(cc: str, results_dir: Path) -> Dict[str, Any]:
+    """The reverse-path-10 preset (docs/reverse-path.md) for reno and ``cc``:
+    3 forward flows through 10 Mbit/s, 50 ms and 80-packet queues, without
+    and with 3 CUBIC flows loading the ACK path.  Returns, per "CC-revoff"
+    and "CC-revon", the forward goodput and the forward queue's mean, and
+    prints them."""
+    name = f"reverse_path_{cc}"
+    run = load_run(run_scenario(load_scenario("reverse-path-10"), out=results_dir / name,
+                                ccs=["reno", cc], log=print))
+    res: Dict[str, Any] = {}
+    for case in run.cases:
+        lr = case.summary.bottleneck("lr")
+        assert lr is not None, f"{case.id}: no lr bottleneck in {run.path}/summary.json"
+        key = f"{case.summary.cc}-{case.id.rsplit('-', 1)[1]}"
+        res[key] = {"goodput_mbit": case.summary.goodput_mbit or 0.0,
+                    "queue_pkts": lr.mean_pkts}
+    (results_dir / f"{name}.json").write_text(json.dumps(res, indent=2))
+    print()
+    for key, r in res.items():
+        print(f"{key:16s} goodput {r['goodput_mbit']:.2f} Mbit/s, "
+              f"mean forward queue {r['queue_pkts']:.1f} pkts")
+    assert set(res) == {f"{c}-{r}" for c in ("reno", cc) for r in ("revoff", "revon")}, res
     return res
 
 

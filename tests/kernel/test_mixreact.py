@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from conftest import (AVAILABLE_CC, SYSCTL_CC, TCP_CONGESTION, data_flow_telemetry, is_loaded, load,
-                      loopback_transfer, run_comparison, sh, sock_cc, unload, unload_when_idle)
+                      loopback_transfer, run_comparison, run_reverse_path, sh, sock_cc, unload,
+                      unload_when_idle)
 from synctcp.diag import list_sockets
 
 pytestmark = pytest.mark.module("tcp_mixreact")
@@ -50,6 +51,9 @@ def test_parameters_are_validated(module_loaded: str) -> None:
         (PARAMS / "source").write_text("gps")
     with pytest.raises(OSError):
         (PARAMS / "alloc_failures").write_text("5")
+    assert (PARAMS / "variant").read_text().strip() == "best"
+    with pytest.raises(OSError):
+        (PARAMS / "variant").write_text("fast")
     (PARAMS / "preloss_max_ms").write_text("0")
     assert (PARAMS / "preloss_max_ms").read_text().strip() == "0"
     (PARAMS / "source").write_text("rtt")
@@ -61,7 +65,7 @@ def test_parameters_are_validated(module_loaded: str) -> None:
 def test_insmod_rejects_bad_parameters() -> None:
     if is_loaded("tcp_mixreact"):
         unload("tcp_mixreact")
-    for bad in ("preloss_max_ms=1001", "source=bogus", "alloc_failures=1"):
+    for bad in ("preloss_max_ms=1001", "source=bogus", "alloc_failures=1", "variant=bogus"):
         assert load("tcp_mixreact", bad).returncode != 0, bad
         assert not is_loaded("tcp_mixreact")
     assert load("tcp_mixreact", "preloss_max_ms=20").returncode == 0
@@ -136,3 +140,27 @@ def test_get_info_races_a_cc_switch_safely(module_loaded: str, tmp_path: Path) -
     assert switches == 200000 and reads == 200000, out
     for bad in ("BUG", "Oops", "general protection", "KASAN", "WARNING"):
         assert bad not in new, new
+
+
+@pytest.mark.parametrize("flows", [1, 3])
+def test_mixreact_keeps_reno_goodput_with_half_its_queue(module_loaded: str, results_dir: Path,
+                                                          flows: int) -> None:
+    """Issue 17, item 6: alone on 10 Mbit/s, 40 ms and 60 packets, one flow
+    and three, MixReact (variant best) keeps 0.95 of Reno's goodput with at
+    most half its mean queue.  The dissertation's rules got 7.91 Mbit/s
+    against CUBIC's 9.53 with one flow (docs/mixreact.md)."""
+    res = run_comparison(("reno", "mixreact"), rate_mbit=10, rtt_ms=40, queue_pkts=60,
+                         flows=flows, seconds=30, results_dir=results_dir,
+                         name=f"mixreact_alone_{flows}")
+    reno, mix = res["reno"], res["mixreact"]
+    assert mix.goodput_mbit >= 0.95 * reno.goodput_mbit
+    assert mix.queue.mean_pkts <= 0.5 * reno.queue.mean_pkts
+
+
+def test_reverse_path_load_costs_mixreact_under_a_tenth(module_loaded: str,
+                                                        results_dir: Path) -> None:
+    """Issue 17: as tcp_sync's test (reverse-path-10): 0.9 of the forward
+    goodput kept under reverse load, forward queue at most 0.7 of Reno's."""
+    res = run_reverse_path("mixreact", results_dir)
+    assert res["mixreact-revon"]["goodput_mbit"] >= 0.9 * res["mixreact-revoff"]["goodput_mbit"]
+    assert res["mixreact-revoff"]["queue_pkts"] <= 0.7 * res["reno-revoff"]["queue_pkts"]

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from conftest import (AVAILABLE_CC, SYSCTL_CC, TCP_CONGESTION, data_flow_telemetry, is_loaded, load,
-                      loopback_transfer, run_comparison, sh, sock_cc, unload, unload_when_idle)
+                      loopback_transfer, run_comparison, run_reverse_path, sh, sock_cc, unload,
+                      unload_when_idle)
 from synctcp.diag import list_sockets
 
 pytestmark = pytest.mark.module("tcp_sync")
@@ -49,6 +50,12 @@ def test_parameters_are_validated(module_loaded: str) -> None:
             (PARAMS / "thresh_pct").write_text(bad)
     with pytest.raises(OSError):
         (PARAMS / "source").write_text("gps")
+    assert (PARAMS / "variant").read_text().strip() == "best"
+    with pytest.raises(OSError):
+        (PARAMS / "variant").write_text("fast")
+    (PARAMS / "variant").write_text("paper")
+    assert (PARAMS / "variant").read_text().strip() == "paper"
+    (PARAMS / "variant").write_text("best")
     (PARAMS / "thresh_pct").write_text("60")
     assert (PARAMS / "thresh_pct").read_text().strip() == "60"
     (PARAMS / "thresh_pct").write_text("50")
@@ -59,6 +66,7 @@ def test_insmod_rejects_bad_parameters() -> None:
         unload("tcp_sync")
     assert load("tcp_sync", "thresh_pct=0").returncode != 0
     assert load("tcp_sync", "source=bogus").returncode != 0
+    assert load("tcp_sync", "variant=bogus").returncode != 0
     assert not is_loaded("tcp_sync")
     assert load("tcp_sync", "thresh_pct=75").returncode == 0
     assert PARAMS.joinpath("thresh_pct").read_text().strip() == "75"
@@ -119,3 +127,14 @@ def test_sync_queue_below_reno_with_80pct_goodput(module_loaded: str, results_di
     assert last, "no sync telemetry was sampled"
     assert any(t["loss_seen"] and t["reductions"] > 0 and t["max_qdelay_us"] > 0 for t in last)
     assert all(t["source"] == "ts" and t["rate_known"] and t["peer_clock_hz"] == 1000 for t in last)
+
+
+def test_reverse_path_load_costs_sync_under_a_tenth(module_loaded: str, results_dir: Path) -> None:
+    """Issue 17: 3 forward flows, then the same with 3 CUBIC flows loading
+    the ACK path (reverse-path-10).  sync kept 0.69 of its goodput; with
+    pacing and cwnd following the ACK path's delay it must keep 0.9, and
+    its forward queue without reverse load must stay at most 0.7 of Reno's
+    (docs/reverse-path.md)."""
+    res = run_reverse_path("sync", results_dir)
+    assert res["sync-revon"]["goodput_mbit"] >= 0.9 * res["sync-revoff"]["goodput_mbit"]
+    assert res["sync-revoff"]["queue_pkts"] <= 0.7 * res["reno-revoff"]["queue_pkts"]
