@@ -397,3 +397,29 @@ enum synctcp_ott_result synctcp_qdelay_sample(struct synctcp_qdelay *q,
 	synctcp_qdelay_update(q, ott_us);
 	return res;
 }
+
+/**
+ * synctcp_qdelay_sample_held - a sample that the peer may have held back
+ * @q: estimator state
+ * @ott_us: the sample
+ * @now_us: local clock (us)
+ * @bound_us: as synctcp_qdelay_sample()'s
+ * @held: the ACK acknowledged a single segment: the peer may have sent it
+ *	  when its delayed-ACK timer fired, up to 40 ms (Linux's minimum)
+ *	  after the segment arrived
+ *
+ * Such an ACK reads the hold as queuing delay.  It is taken as any other
+ * sample unless it would raise the maximum, which must be the delay of a
+ * full queue: then it is dropped.  Every second segment, out-of-order
+ * segments and quick ACKs are acknowledged at once and keep raising it.
+ *
+ * Return: as synctcp_qdelay_sample()'s.
+ */
+enum synctcp_ott_result synctcp_qdelay_sample_held(struct synctcp_qdelay *q,
+						   s64 ott_us, u64 now_us,
+						   u32 bound_us, bool held)
+{
+	if (held && synctcp_qdelay_valid(q) && ott_us > q->max_ott_us)
+		return SYNCTCP_OTT_SKIP;
+	return synctcp_qdelay_sample(q, ott_us, now_us, bound_us);
+}

@@ -151,5 +151,8 @@ u32 synctcp_qdelay_bound_us(u32 srtt_us);
 enum synctcp_ott_result synctcp_qdelay_sample(struct synctcp_qdelay *q,
 					      s64 ott_us, u64 now_us,
 					      u32 bound_us);
+enum synctcp_ott_result synctcp_qdelay_sample_held(struct synctcp_qdelay *q,
+						   s64 ott_us, u64 now_us,
+						   u32 bound_us, bool held);
 
 #endif /* SYNCTCP_OTT_H */

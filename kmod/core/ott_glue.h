@@ -160,8 +160,8 @@ static inline u8 synctcp_choose_source(const struct tcp_sock *tp,
 
 /*
  * A fresh sampler and estimator.  On a connection that has just been
- * established (nothing of ours acknowledged yet) the segment being
- * processed is the handshake's SYN-ACK or ACK: its TSval and arrival time
+ * established (nothing but the SYN of ours acknowledged yet) the segment
+ * being processed is the handshake's SYN-ACK or ACK: its TSval and arrival time
  * start the estimation of the peer's clock rate, so that the first data
  * ACK, a round trip later, can already give a sample.  Later (a switch of
  * algorithm on a running connection) the last TSval may be old: no seed.
@@ -173,7 +173,7 @@ static inline void synctcp_ott_init(const struct tcp_sock *tp,
 	synctcp_tsclock_init(clock);
 	synctcp_qdelay_reset(q);
 	if (tp->rx_opt.tstamp_ok && tp->rx_opt.saw_tstamp &&
-	    !tp->bytes_acked && !tp->data_segs_out)
+	    tp->bytes_acked <= 1 && !tp->data_segs_out)
 		synctcp_tsclock_seed(clock, tp->rx_opt.rcv_tsval,
 				     (u32)tp->tcp_mstamp);
 }
@@ -231,7 +231,9 @@ synctcp_ack_ott(const struct tcp_sock *tp, struct synctcp_tsclock *clock,
  * The sample goes through synctcp_qdelay_sample(): one farther from the
  * minimum than twice srtt (plus 100 ms) is dropped, and the minimum ages
  * out, so that no single sample, forged or broken, steers the flow for
- * ever.
+ * ever.  An ACK of a single segment may have waited for the peer's
+ * delayed-ACK timer: it may not raise the maximum
+ * (synctcp_qdelay_sample_held()).
  *
  * Return: SKIP when @q did not change; OK when it took a new sample;
  * REBASED when it was reset and took the first sample of a new base, so
@@ -244,6 +246,7 @@ synctcp_ack_qdelay(const struct tcp_sock *tp, const struct ack_sample *sample,
 {
 	enum synctcp_ott_result res, qres;
 	s64 ott_us;
+	bool held;
 
 	if (*source == SYNCTCP_SRC_NONE)
 		*source = synctcp_choose_source(tp, mode);
@@ -253,8 +256,10 @@ synctcp_ack_qdelay(const struct tcp_sock *tp, const struct ack_sample *sample,
 	if (res == SYNCTCP_OTT_REBASED)
 		synctcp_qdelay_reset(q);
 	/* After a reset the sample is always taken: res stays REBASED. */
-	qres = synctcp_qdelay_sample(q, ott_us, tp->tcp_mstamp,
-				     synctcp_qdelay_bound_us(tp->srtt_us >> 3));
+	held = *source != SYNCTCP_SRC_OPTION && sample->pkts_acked == 1;
+	qres = synctcp_qdelay_sample_held(q, ott_us, tp->tcp_mstamp,
+					  synctcp_qdelay_bound_us(tp->srtt_us >> 3),
+					  held && res != SYNCTCP_OTT_REBASED);
 	return qres == SYNCTCP_OTT_OK ? res : qres;
 }
 

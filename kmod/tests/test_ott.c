@@ -570,6 +570,33 @@ TEST(min_ott_follows_a_longer_path_within_two_windows)
 	CHECK_EQ(synctcp_qdelay_bound_us(0), 0);	/* no srtt: no bound */
 }
 
+/*
+ * Item 4 of issue 17: an ACK of a lone segment that waited for the peer's
+ * delayed-ACK timer (40 ms) read as a queue 40 ms longer than the full
+ * one: max qdelay 135-140 ms on a 96 ms queue.  Such a sample may not
+ * raise the maximum; an ACK of two segments, sent at once, may.
+ */
+TEST(held_ack_does_not_raise_the_max)
+{
+	struct synctcp_qdelay q;
+
+	synctcp_qdelay_reset(&q);
+	CHECK_EQ(synctcp_qdelay_sample_held(&q, 20000, 0, 0, true), SYNCTCP_OTT_OK);
+	CHECK_EQ(synctcp_qdelay_sample_held(&q, 116000, 1000, 0, false), SYNCTCP_OTT_OK);
+	CHECK_EQ(q.max_qdelay_us, 96000);
+	/* the full queue plus a 40 ms hold */
+	CHECK_EQ(synctcp_qdelay_sample_held(&q, 156000, 2000, 0, true), SYNCTCP_OTT_SKIP);
+	CHECK_EQ(q.max_qdelay_us, 96000);
+	/* below the max a held sample counts as any other */
+	CHECK_EQ(synctcp_qdelay_sample_held(&q, 60000, 3000, 0, true), SYNCTCP_OTT_OK);
+	CHECK_EQ(q.qdelay_us, 40000);
+	CHECK_EQ(synctcp_qdelay_sample_held(&q, 10000, 4000, 0, true), SYNCTCP_OTT_OK);
+	CHECK_EQ(q.min_ott_us, 10000);
+	/* an immediate ACK raises it */
+	CHECK_EQ(synctcp_qdelay_sample_held(&q, 120000, 5000, 0, false), SYNCTCP_OTT_OK);
+	CHECK_EQ(q.max_qdelay_us, 110000);
+}
+
 static const struct harness_test tests[] = {
 	T(peer_clock_1khz_is_estimated_and_qdelay_exact),
 	T(peer_clock_250hz_is_estimated_and_qdelay_exact),
@@ -598,6 +625,7 @@ static const struct harness_test tests[] = {
 	T(lasting_shift_is_relearned_after_max_rejects),
 	T(interleaved_genuine_samples_keep_a_forger_from_the_restart),
 	T(min_ott_follows_a_longer_path_within_two_windows),
+	T(held_ack_does_not_raise_the_max),
 };
 
 HARNESS_MAIN("ott", tests)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import socket
 import time
 from pathlib import Path
+from typing import Any, Dict
 
 import pytest
 
@@ -138,3 +139,26 @@ def test_reverse_path_load_costs_sync_under_a_tenth(module_loaded: str, results_
     res = run_reverse_path("sync", results_dir)
     assert res["sync-revon"]["goodput_mbit"] >= 0.9 * res["sync-revoff"]["goodput_mbit"]
     assert res["sync-revoff"]["queue_pkts"] <= 0.7 * res["reno-revoff"]["queue_pkts"]
+
+
+def test_max_qdelay_is_the_full_queue_delay_on_the_demo_dumbbell(module_loaded: str,
+                                                                  results_dir: Path) -> None:
+    """Issue 17, item 4: the demo's dumbbell (20 Mbit/s, 40 ms, 100-packet
+    drop-tail, 3 flows), delayed ACKs on.  The full queue is 100 packets of
+    0.6 ms, plus the one being sent: 60.6 ms.  The OTT was the oldest
+    segment's (the TSecr's) and every ACK's: flows learnt 93-120 ms.  The
+    learnt maximum must now be within 10% of the true one."""
+    full_us = 101 * 1500 * 8 / 20
+    res = run_comparison(("sync",), rate_mbit=20, rtt_ms=40, queue_pkts=100, flows=3,
+                         seconds=20, results_dir=results_dir, name="sync_demo_max_qdelay")
+    snaps = data_flow_telemetry(res["sync"])
+    last: Dict[Any, Dict[str, Any]] = {}
+    for snap in res["sync"].telemetry:
+        for s in snap["sockets"]:
+            if s.get("synctcp") and s["tcp_info"].get("bytes_acked", 0) > 1_000_000:
+                last[(s["src"], s["sport"])] = s["synctcp"]
+    assert snaps and len(last) == 3, f"telemetry of {len(last)} data flows"
+    learnt = sorted(t["max_qdelay_us"] for t in last.values())
+    print(f"learnt max queuing delay {learnt} us, full queue {full_us:.0f} us")
+    assert all(t["loss_seen"] for t in last.values())
+    assert all(abs(m - full_us) <= 0.1 * full_us for m in learnt), learnt
