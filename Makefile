@@ -86,7 +86,8 @@ KERNEL_TEST_UML_SERIES ?= 6.1
 # have a 1 MHz TS clock (tcp_usec_ts, Linux >= 6.7), and the load tests run
 # there only (seccomp user space: a third of 6.1's wall time).
 KERNEL_TEST_USEC_SERIES ?= 7.2
-KERNEL_TEST_SECOND := tests/kernel/test_time_edges.py tests/kernel/test_first_sample.py tests/kernel/test_load.py \
+KERNEL_TEST_SECOND := tests/kernel/test_time_edges.py tests/kernel/test_first_sample.py \
+	tests/kernel/test_short_flows.py tests/kernel/test_load.py \
 	tests/kernel/test_zz_kernel_reports.py
 kernel-test: modules
 ifeq ($(KERNEL_TEST_PLATFORM),uml)

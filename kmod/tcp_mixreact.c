@@ -66,6 +66,7 @@
 
 #include "core/ott.h"
 #include "core/ott_glue.h"
+#include "core/pathcache.h"
 #include "core/syncmix.h"
 #include "core/mixreact.h"
 #include "core/pcwnd.h"
@@ -222,8 +223,10 @@ static void mixreact_init(struct sock *sk)
 	}
 	synctcp_ott_init(tcp_sk(sk), &st->clock, &st->q);
 	st->variant = READ_ONCE(variant);
-	if (st->variant == SYNCTCP_VARIANT_BEST)
+	if (st->variant == SYNCTCP_VARIANT_BEST) {
 		synctcp_request_pacing(sk);
+		synctcp_qdelay_inherit(&st->q, synctcp_path_lookup(sk));
+	}
 	synctcp_syncmix_init(&st->detect);
 	synctcp_mixreact_reset(&st->react);
 	mixreact_publish(ca);
@@ -372,6 +375,9 @@ static void mixreact_set_state(struct sock *sk, u8 new_state)
 		fallthrough;
 	case TCP_CA_Recovery:
 		synctcp_qdelay_on_loss(&st->q);
+		if (st->variant == SYNCTCP_VARIANT_BEST && st->q.loss_seen &&
+		    synctcp_qdelay_valid(&st->q))
+			synctcp_path_store(sk, st->q.max_qdelay_us);
 		fallthrough;
 	case TCP_CA_CWR:
 		synctcp_mixreact_reset(&st->react);

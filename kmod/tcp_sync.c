@@ -58,6 +58,7 @@
 
 #include "core/ott.h"
 #include "core/ott_glue.h"
+#include "core/pathcache.h"
 #include "core/pqlen.h"
 #include "core/pcwnd.h"
 #include "core/revcomp.h"
@@ -119,8 +120,10 @@ static void sync_init(struct sock *sk)
 	memset(ca, 0, sizeof(*ca));
 	synctcp_ott_init(tcp_sk(sk), &ca->clock, &ca->q);
 	ca->variant = READ_ONCE(variant);
-	if (ca->variant == SYNCTCP_VARIANT_BEST)
+	if (ca->variant == SYNCTCP_VARIANT_BEST) {
 		synctcp_request_pacing(sk);
+		synctcp_qdelay_inherit(&ca->q, synctcp_path_lookup(sk));
+	}
 }
 
 /* SyncPQlen: queuing delay of this ACK against the largest seen. */
@@ -190,7 +193,9 @@ static u32 sync_ssthresh(struct sock *sk)
 
 /*
  * Loss recovery (fast retransmit or RTO) enables the detector, once the
- * estimator has samples that measured the queue up to the loss.
+ * estimator has samples that measured the queue up to the loss; the next
+ * connections to the destination start from the maximum (variant "best",
+ * core/pathcache.h).
  */
 static void sync_set_state(struct sock *sk, u8 new_state)
 {
@@ -199,6 +204,9 @@ static void sync_set_state(struct sock *sk, u8 new_state)
 	if (new_state != TCP_CA_Recovery && new_state != TCP_CA_Loss)
 		return;
 	synctcp_qdelay_on_loss(&ca->q);
+	if (ca->variant == SYNCTCP_VARIANT_BEST && ca->q.loss_seen &&
+	    synctcp_qdelay_valid(&ca->q))
+		synctcp_path_store(sk, ca->q.max_qdelay_us);
 	synctcp_pcwnd_hold(&ca->react, tcp_sk(sk)->snd_nxt);
 }
 

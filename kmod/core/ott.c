@@ -384,8 +384,16 @@ enum synctcp_ott_result synctcp_qdelay_sample(struct synctcp_qdelay *q,
 	}
 	q->rejects = 0;
 	if (!synctcp_qdelay_valid(q)) {
+		u32 inherited = q->max_qdelay_us;
+
 		q->win_min_us = ott_us;
 		q->win_start = now;
+		synctcp_qdelay_update(q, ott_us);
+		if (inherited) {	/* synctcp_qdelay_inherit() */
+			q->max_ott_us = ott_us + inherited;
+			q->max_qdelay_us = inherited;
+		}
+		return res;
 	} else if (now - q->win_start >= SYNCTCP_MIN_OTT_WIN) {
 		/* the minimum of the window before this one ages out */
 		q->min_ott_us = q->win_min_us;
@@ -396,6 +404,28 @@ enum synctcp_ott_result synctcp_qdelay_sample(struct synctcp_qdelay *q,
 	}
 	synctcp_qdelay_update(q, ott_us);
 	return res;
+}
+
+/**
+ * synctcp_qdelay_inherit - start from a full-queue delay learnt before
+ * @q: an estimator that has taken no sample yet
+ * @max_qdelay_us: the largest queuing delay an earlier connection on the
+ *		   same path measured up to its loss (0: none)
+ *
+ * A connection of a few round trips ends before its own first loss, so
+ * SyncPQlen would never trust its maximum: it starts with the earlier
+ * connection's, measured from its own first sample as minimum, and the
+ * detector is on from there (variant "best").  The first sample may see
+ * a standing queue, which makes the minimum too high: the error is on the
+ * side of fewer signals.  Own samples raise the maximum as usual; a reset
+ * (rebase) forgets it with the rest.
+ */
+void synctcp_qdelay_inherit(struct synctcp_qdelay *q, u32 max_qdelay_us)
+{
+	if (synctcp_qdelay_valid(q) || !max_qdelay_us)
+		return;
+	q->max_qdelay_us = max_qdelay_us;
+	q->loss_seen = true;
 }
 
 /**

@@ -146,6 +146,7 @@ u32 synctcp_snap_clock_hz(u32 est_hz);
 u8 synctcp_clock_code(u32 hz);
 
 void synctcp_qdelay_reset(struct synctcp_qdelay *q);
+void synctcp_qdelay_inherit(struct synctcp_qdelay *q, u32 max_qdelay_us);
 void synctcp_qdelay_update(struct synctcp_qdelay *q, s64 ott_us);
 u32 synctcp_qdelay_bound_us(u32 srtt_us);
 enum synctcp_ott_result synctcp_qdelay_sample(struct synctcp_qdelay *q,

@@ -253,7 +253,8 @@ synctcp_ack_qdelay(const struct tcp_sock *tp, const struct ack_sample *sample,
 	res = synctcp_ack_ott(tp, clock, *source, sample, &ott_us);
 	if (res == SYNCTCP_OTT_SKIP)
 		return res;
-	if (res == SYNCTCP_OTT_REBASED)
+	/* (an estimator without samples keeps what it inherited) */
+	if (res == SYNCTCP_OTT_REBASED && synctcp_qdelay_valid(q))
 		synctcp_qdelay_reset(q);
 	/* After a reset the sample is always taken: res stays REBASED. */
 	held = *source != SYNCTCP_SRC_OPTION && sample->pkts_acked == 1;

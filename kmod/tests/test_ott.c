@@ -597,6 +597,35 @@ TEST(held_ack_does_not_raise_the_max)
 	CHECK_EQ(q.max_qdelay_us, 110000);
 }
 
+/*
+ * Item 3 of issue 17: a short connection starts from the full-queue delay
+ * an earlier one on the path learnt, measured from its own first sample.
+ */
+TEST(inherited_max_is_trusted_from_the_first_sample)
+{
+	struct synctcp_qdelay q;
+
+	synctcp_qdelay_reset(&q);
+	synctcp_qdelay_inherit(&q, 60000);
+	CHECK(q.loss_seen);
+	CHECK(!synctcp_qdelay_valid(&q));
+	CHECK_EQ(synctcp_qdelay_sample(&q, 5000, 0, 0), SYNCTCP_OTT_OK);
+	CHECK_EQ(q.max_qdelay_us, 60000);
+	CHECK_EQ(q.qdelay_us, 0);
+	CHECK_EQ(synctcp_qdelay_sample(&q, 45000, 1000, 0), SYNCTCP_OTT_OK);
+	CHECK_EQ(q.qdelay_us, 40000);
+	CHECK_EQ(q.max_qdelay_us, 60000);
+	/* a lower minimum later: the maximum is measured from it */
+	CHECK_EQ(synctcp_qdelay_sample(&q, 2000, 2000, 0), SYNCTCP_OTT_OK);
+	CHECK_EQ(q.max_qdelay_us, 63000);
+	/* once sampling, nothing more is inherited */
+	synctcp_qdelay_inherit(&q, 1000);
+	CHECK_EQ(q.max_qdelay_us, 63000);
+	synctcp_qdelay_reset(&q);
+	CHECK(!q.loss_seen);
+	CHECK_EQ(q.max_qdelay_us, 0);
+}
+
 static const struct harness_test tests[] = {
 	T(peer_clock_1khz_is_estimated_and_qdelay_exact),
 	T(peer_clock_250hz_is_estimated_and_qdelay_exact),
@@ -626,6 +655,7 @@ static const struct harness_test tests[] = {
 	T(interleaved_genuine_samples_keep_a_forger_from_the_restart),
 	T(min_ott_follows_a_longer_path_within_two_windows),
 	T(held_ack_does_not_raise_the_max),
+	T(inherited_max_is_trusted_from_the_first_sample),
 };
 
 HARNESS_MAIN("ott", tests)

@@ -3,8 +3,9 @@
  * Fuzz the RFC 7323 OTT sampler and the queuing-delay estimator with
  * arbitrary ACK sequences: TSval, RTT and local-clock steps of any size
  * (reordering, jumps, wraps, idles), option OTTs of any value, losses,
- * resets.  Invariants: qdelay <= max qdelay, both derived from min <= max;
- * a REBASED sample is 0; the peer rate is never 0.
+ * resets, inherited maxima, ACKs the peer may have held.  Invariants:
+ * qdelay <= max qdelay, both derived from min <= max; a REBASED sample is
+ * 0; the peer rate is never 0.
  */
 #include "fuzz_input.h"
 #include "ott.h"
@@ -61,7 +62,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			synctcp_qdelay_on_loss(&q);
 			continue;
 		case 6:
+			/* a reset, or a new connection's inherited maximum */
 			synctcp_qdelay_reset(&q);
+			if (op & 8)
+				synctcp_qdelay_inherit(&q, fuzz_u32(&in));
 			continue;
 		default:
 			/* an idle: up to 2^32 us */
@@ -70,7 +74,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		bound = synctcp_qdelay_bound_us(fuzz_u8(&in) & 1 ?
 						fuzz_u32(&in) : 0);
-		r = synctcp_qdelay_sample(&q, ott, now64, bound);
+		r = synctcp_qdelay_sample_held(&q, ott, now64, bound,
+					       fuzz_u8(&in) & 1);
 		FUZZ_ASSERT(r == SYNCTCP_OTT_SKIP || synctcp_qdelay_valid(&q));
 		if (synctcp_qdelay_valid(&q)) {
 			FUZZ_ASSERT(q.qdelay_us <= q.max_qdelay_us);
