@@ -94,7 +94,8 @@ ifeq ($(KERNEL_TEST_PLATFORM),uml)
 	@$(MAKE) -s uml-kernel UML_SERIES=$(KERNEL_TEST_UML_SERIES)
 	@$(MAKE) -s uml-kernel UML_SERIES=$(KERNEL_TEST_USEC_SERIES)
 	@SYNCTCP_UML_SERIES=$(KERNEL_TEST_UML_SERIES) $(VMRUN) --platform uml \
-		$(PYTHON) -m pytest -q -p no:cacheprovider tests/kernel --ignore=tests/kernel/test_load.py
+		$(PYTHON) -m pytest -q -p no:cacheprovider tests/kernel --ignore=tests/kernel/test_load.py \
+		--ignore=tests/kernel/test_short_flows.py
 	@SYNCTCP_UML_SERIES=$(KERNEL_TEST_USEC_SERIES) $(VMRUN) --platform uml \
 		$(PYTHON) -m pytest -q -p no:cacheprovider $(KERNEL_TEST_SECOND)
 else
