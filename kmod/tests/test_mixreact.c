@@ -434,7 +434,35 @@ TEST(no_overflow_with_huge_windows)
 	CHECK_EQ(w.cwnd, 0xE6666665u);	/* floor(0.9 x (2^32 - 1)) */
 }
 
+/* Variant "best": a decrease keeps at least keep_min / 1024 of cwnd. */
+TEST(apply_decrease_keeps_at_least_keep_min)
+{
+	struct synctcp_mixreact r;
+	struct synctcp_cwnd w = { .cwnd = 100, .ssthresh = 1000 };
+
+	synctcp_mixreact_reset(&r);
+	/* x 0.5 with a floor of 3/4 */
+	synctcp_mixreact_apply(&r, SYNCTCP_MIXREACT_MUL_50, &w, NO_CLAMP, 768);
+	CHECK_EQ(w.cwnd, 75);
+	CHECK_EQ(w.ssthresh, 75);
+	CHECK_EQ(r.decreases, 1);
+	/* x 0.9 is above a floor of 1/2: the table's beta */
+	synctcp_mixreact_apply(&r, SYNCTCP_MIXREACT_MUL_90, &w, NO_CLAMP, 512);
+	CHECK_EQ(w.cwnd, 67);
+	/* no floor: the dissertation's */
+	synctcp_mixreact_apply(&r, SYNCTCP_MIXREACT_MUL_50, &w, NO_CLAMP, 0);
+	CHECK_EQ(w.cwnd, 33);
+	/* an increase sets the rate in force, cwnd waits for the ACKs */
+	synctcp_mixreact_apply(&r, SYNCTCP_MIXREACT_ADD_1, &w, NO_CLAMP, 768);
+	CHECK_EQ(w.cwnd, 33);
+	CHECK_EQ(r.action, SYNCTCP_MIXREACT_ADD_1);
+	/* an action out of range is Reno's */
+	synctcp_mixreact_apply(&r, 200, &w, NO_CLAMP, 0);
+	CHECK(synctcp_mixreact_follows_reno(&r));
+}
+
 static const struct harness_test tests[] = {
+	T(apply_decrease_keeps_at_least_keep_min),
 	T(increasing_0_25_adds_one_segment_per_rtt),
 	T(increasing_25_50_cuts_cwnd_to_90pct_at_once),
 	T(increasing_50_75_cuts_cwnd_to_75pct_at_once),

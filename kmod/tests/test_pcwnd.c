@@ -277,7 +277,45 @@ TEST(cwnd_never_below_2)
 	CHECK_EQ(w.cwnd, 1);
 }
 
+/*
+ * Variant "best" (issue 17): a cut keeps the share of cwnd that drains the
+ * forward queue, cwnd * (1 - qdelay / srtt), between 1/2 and 15/16.
+ */
+TEST(keep_is_the_forward_queues_share_of_the_rtt)
+{
+	/* 40 ms of forward queue in a 160 ms round trip: keep 3/4 */
+	CHECK_EQ(synctcp_pcwnd_keep(40000, 160000), 768);
+	/* half the round trip or more, or no srtt: the dissertation's half */
+	CHECK_EQ(synctcp_pcwnd_keep(50000, 100000), SYNCTCP_PCWND_KEEP_HALF);
+	CHECK_EQ(synctcp_pcwnd_keep(90000, 100000), SYNCTCP_PCWND_KEEP_HALF);
+	CHECK_EQ(synctcp_pcwnd_keep(1000, 0), SYNCTCP_PCWND_KEEP_HALF);
+	/* a tiny queue still cuts 1/16 */
+	CHECK_EQ(synctcp_pcwnd_keep(100, 100000), SYNCTCP_PCWND_KEEP_MAX);
+	CHECK_EQ(synctcp_pcwnd_keep(0, 100000), SYNCTCP_PCWND_KEEP_MAX);
+}
+
+TEST(react_by_cuts_to_the_share_kept)
+{
+	struct synctcp_pcwnd r = { 0 };
+	struct synctcp_cwnd w = { .cwnd = 80, .ssthresh = 1000 };
+
+	CHECK_EQ(synctcp_pcwnd_react_by(&r, true, 100, 200, &w, 768), SYNCTCP_PCWND_HALVED);
+	CHECK_EQ(w.cwnd, 60);
+	CHECK_EQ(w.ssthresh, 60);
+	/* once per RTT as the halving */
+	CHECK_EQ(synctcp_pcwnd_react_by(&r, true, 150, 300, &w, 768), SYNCTCP_PCWND_HOLD);
+	/* never below 2, never above 1024/1024 */
+	w.cwnd = 2;
+	CHECK_EQ(synctcp_pcwnd_react_by(&r, true, 200, 400, &w, 512), SYNCTCP_PCWND_HALVED);
+	CHECK_EQ(w.cwnd, 2);
+	w.cwnd = 10;
+	CHECK_EQ(synctcp_pcwnd_react_by(&r, true, 400, 500, &w, 5000), SYNCTCP_PCWND_HALVED);
+	CHECK_EQ(w.cwnd, 10);
+}
+
 static const struct harness_test tests[] = {
+	T(keep_is_the_forward_queues_share_of_the_rtt),
+	T(react_by_cuts_to_the_share_kept),
 	T(no_signal_before_first_loss),
 	T(loss_before_any_sample_does_not_enable_decisions),
 	T(rebase_forgets_the_loss),
