@@ -44,9 +44,9 @@ PORT = 5600
 QUEUE_PKTS = 50
 #: a drop-tail queue of 50 packets of 1500 B at 10 Mbit/s
 FULL_QUEUE_US = QUEUE_PKTS * 1500 * 8 // 10
-#: phase A: the first loss comes before the first OTT sample (the rate
-#: estimation takes a second), so the detector starts at the second one,
-#: about 4 s in; phase B: long enough for a loss after an idle restart
+#: phase A: long enough for the detector to have learnt the full queue at a
+#: loss and to signal on it; phase B: long enough for a loss after an idle
+#: restart
 PHASE_A_S, PHASE_B_S = 6.0, 8.0
 
 
