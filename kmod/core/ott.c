@@ -103,6 +103,14 @@ static u64 synctcp_peer_ticks_to_us(struct synctcp_tsclock *c, u32 ticks)
 			   c->peer_hz, &c->peer_rem);
 }
 
+/* The peer's ticks per second since the estimation window began. */
+static u64 synctcp_tsclock_rate(const struct synctcp_tsclock *c, u32 tsval,
+				u32 now_us)
+{
+	return div_u64((u64)(tsval - c->est_tsval) * USEC_PER_SEC,
+		       now_us - c->est_start_us);
+}
+
 /*
  * Close an estimation window once it is a second long.
  * Return: true if the peer rate changed and the OTT must be rebased.
@@ -110,16 +118,14 @@ static u64 synctcp_peer_ticks_to_us(struct synctcp_tsclock *c, u32 ticks)
 static bool synctcp_tsclock_estimate(struct synctcp_tsclock *c, u32 tsval,
 				     u32 now_us)
 {
-	u32 elapsed = now_us - c->est_start_us;
-	u32 ticks = tsval - c->est_tsval;
 	u64 est;
 	u32 hz;
 
-	if (elapsed < SYNCTCP_TS_EST_WINDOW_US)
+	if (now_us - c->est_start_us < SYNCTCP_TS_EST_WINDOW_US)
 		return false;
+	est = synctcp_tsclock_rate(c, tsval, now_us);
 	c->est_tsval = tsval;
 	c->est_start_us = now_us;
-	est = div_u64((u64)ticks * USEC_PER_SEC, elapsed);
 	hz = synctcp_snap_clock_hz((u32)min_t(u64, U32_MAX, est));
 	if (!hz)
 		return false;	/* peer clock stood still: learn nothing */
@@ -152,14 +158,13 @@ static bool synctcp_tsclock_early(struct synctcp_tsclock *c, u32 tsval,
 				  u32 now_us)
 {
 	u32 elapsed = now_us - c->est_start_us;
-	u32 ticks = tsval - c->est_tsval;
 	u64 est;
 	u32 hz;
 
-	if (elapsed < SYNCTCP_TS_EARLY_US || ticks < SYNCTCP_TS_EARLY_TICKS ||
-	    elapsed >= SYNCTCP_TS_EST_WINDOW_US)
+	if (elapsed < SYNCTCP_TS_EARLY_US || elapsed >= SYNCTCP_TS_EST_WINDOW_US ||
+	    tsval - c->est_tsval < SYNCTCP_TS_EARLY_TICKS)
 		return false;
-	est = div_u64((u64)ticks * USEC_PER_SEC, elapsed);
+	est = synctcp_tsclock_rate(c, tsval, now_us);
 	if (est > U32_MAX)
 		return false;
 	hz = synctcp_snap_clock_hz((u32)est);

@@ -50,28 +50,34 @@ static const char * const synctcp_source_names[] = {
 	[SYNCTCP_SOURCE_TS] = "ts",
 };
 
-/* kp->arg points to the module's unsigned int source mode. */
-static int synctcp_source_set(const char *val, const struct kernel_param *kp)
-{
-	int i = sysfs_match_string(synctcp_source_names, val);
-
-	if (i < 0)
-		return -EINVAL;
-	WRITE_ONCE(*(unsigned int *)kp->arg, i);
-	return 0;
+/*
+ * The kernel_param_ops NAME_ops of a parameter that takes one of the
+ * strings of NAME_names[] and holds its index, an unsigned int kp->arg
+ * points to.
+ */
+#define SYNCTCP_NAMED_PARAM_OPS(name)					\
+static int name##_set(const char *val, const struct kernel_param *kp)	\
+{									\
+	int i = sysfs_match_string(name##_names, val);			\
+									\
+	if (i < 0)							\
+		return -EINVAL;						\
+	WRITE_ONCE(*(unsigned int *)kp->arg, i);			\
+	return 0;							\
+}									\
+									\
+static int name##_get(char *buf, const struct kernel_param *kp)	\
+{									\
+	return sysfs_emit(buf, "%s\n",					\
+			  name##_names[READ_ONCE(*(unsigned int *)kp->arg)]); \
+}									\
+									\
+static const struct kernel_param_ops name##_ops = {			\
+	.set = name##_set,						\
+	.get = name##_get,						\
 }
 
-static int synctcp_source_get(char *buf, const struct kernel_param *kp)
-{
-	unsigned int mode = READ_ONCE(*(unsigned int *)kp->arg);
-
-	return sysfs_emit(buf, "%s\n", synctcp_source_names[mode]);
-}
-
-static const struct kernel_param_ops synctcp_source_ops = {
-	.set = synctcp_source_set,
-	.get = synctcp_source_get,
-};
+SYNCTCP_NAMED_PARAM_OPS(synctcp_source);
 
 /*
  * Which version of the algorithm new connections run (module parameter
@@ -90,27 +96,7 @@ static const char * const synctcp_variant_names[] = {
 	[SYNCTCP_VARIANT_PAPER] = "paper",
 };
 
-static int synctcp_variant_set(const char *val, const struct kernel_param *kp)
-{
-	int i = sysfs_match_string(synctcp_variant_names, val);
-
-	if (i < 0)
-		return -EINVAL;
-	WRITE_ONCE(*(unsigned int *)kp->arg, i);
-	return 0;
-}
-
-static int synctcp_variant_get(char *buf, const struct kernel_param *kp)
-{
-	unsigned int v = READ_ONCE(*(unsigned int *)kp->arg);
-
-	return sysfs_emit(buf, "%s\n", synctcp_variant_names[v]);
-}
-
-static const struct kernel_param_ops synctcp_variant_ops = {
-	.set = synctcp_variant_set,
-	.get = synctcp_variant_get,
-};
+SYNCTCP_NAMED_PARAM_OPS(synctcp_variant);
 
 /*
  * Pacing (variant "best"): Linux's internal pacing at 120% of cwnd / srtt

@@ -235,6 +235,68 @@ def run_comparison(ccs: Sequence[str], rate_mbit: float, rtt_ms: float, queue_pk
     return res
 
 
+def pump(sock: socket.socket, closing: threading.Event,
+         gate: "threading.Event | None" = None) -> None:
+    """Send 64 KiB buffers on ``sock`` until ``closing`` is set or the
+    socket fails (a thread's loop; bounded); with ``gate``, only while it
+    is set.  The socket has a timeout, so that closing is seen."""
+    buf = b"x" * (1 << 16)
+    for _ in range(10_000_000):
+        if closing.is_set():
+            return
+        if gate is not None and not gate.wait(0.2):
+            continue
+        try:
+            sock.send(buf)
+        except socket.timeout:
+            pass
+        except OSError:
+            return
+
+
+def drain(sock: socket.socket, closing: threading.Event) -> None:
+    """Read ``sock`` until EOF, an error, or ``closing`` (a thread's loop;
+    bounded).  The socket has a timeout, so that closing is seen."""
+    for _ in range(10_000_000):
+        try:
+            if not sock.recv(1 << 16):
+                return
+        except socket.timeout:
+            if closing.is_set():
+                return
+        except OSError:
+            return
+
+
+NGINX_CONF = """
+user root;
+worker_processes 1;
+worker_rlimit_nofile {nofile};
+pid {tmp}/nginx.pid;
+error_log {tmp}/error.log warn;
+events {{ worker_connections {connections}; }}
+http {{
+    access_log off;
+    client_body_temp_path {tmp}/body;
+    proxy_temp_path {tmp}/proxy;
+    fastcgi_temp_path {tmp}/fastcgi;
+    uwsgi_temp_path {tmp}/uwsgi;
+    scgi_temp_path {tmp}/scgi;
+    server {{
+        listen {addr}:8080 backlog={connections};
+        root {tmp}/www;
+    }}
+}}
+"""
+
+
+def nginx_conf(tmp: Path, addr: str, connections: int) -> str:
+    """An nginx configuration serving ``tmp/www`` on ``addr``:8080 with
+    everything of its own under ``tmp``.  Its worker runs as root: pytest's
+    temporary directories are private to root."""
+    return NGINX_CONF.format(tmp=tmp, addr=addr, connections=connections, nofile=2 * connections)
+
+
 def run_reverse_path(cc: str, results_dir: Path) -> Dict[str, Any]:
     """The reverse-path-10 preset (docs/reverse-path.md) for reno and ``cc``:
     3 forward flows through 10 Mbit/s, 50 ms and 80-packet queues, without

@@ -23,7 +23,7 @@ from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
 
-from conftest import TCP_CONGESTION
+from conftest import TCP_CONGESTION, drain, pump
 from synctcp.diag import list_sockets
 from synctcp_testbed.qdisc import QueueSpec
 from synctcp_testbed.topology import Topology, dumbbell, in_netns
@@ -95,28 +95,11 @@ class Bulk:
             t.start()
 
     def _source(self) -> None:
-        buf = b"x" * (1 << 16)
         self.t_first_send = time.monotonic()
-        for _ in range(10_000_000):                 # bounded: ends at close
-            if self.closing.is_set():
-                return
-            try:
-                self.snd.send(buf)
-            except socket.timeout:
-                pass
-            except OSError:
-                return
+        pump(self.snd, self.closing)
 
     def _sink(self) -> None:
-        for _ in range(10_000_000):                 # bounded: ends at close
-            try:
-                if not self.rcv.recv(1 << 16):
-                    return
-            except socket.timeout:
-                if self.closing.is_set():
-                    return
-            except OSError:
-                return
+        drain(self.rcv, self.closing)
 
     def telemetry(self) -> Dict[str, Any]:
         with in_netns(self.topo.ns("s1")):

@@ -23,7 +23,8 @@ from typing import Dict, Iterator, List
 
 import pytest
 
-from conftest import DEBUG_KERNEL, REPORT, RESULTS, is_loaded, load, unload, unload_when_idle
+from conftest import (DEBUG_KERNEL, REPORT, RESULTS, is_loaded, load, nginx_conf, unload,
+                      unload_when_idle)
 from synctcp.diag import TCP_STATES_CONNECTED, list_sockets
 from synctcp.modctl import CC_MODULES
 from synctcp_testbed.flowgen import FlowSpec, config_text, load_result, window_bytes
@@ -220,26 +221,6 @@ def test_1000_flows_for_60_s(path: Topology, cc: str, tmp_path: Path) -> None:
     settle_and_check(path, cc, slab0, dmesg0, figures)
 
 
-NGINX_CONF = """
-user root;
-worker_processes 1;
-worker_rlimit_nofile 8192;
-pid {tmp}/nginx.pid;
-error_log {tmp}/error.log warn;
-events {{ worker_connections 4096; }}
-http {{
-    access_log off;
-    client_body_temp_path {tmp}/body;
-    proxy_temp_path {tmp}/proxy;
-    fastcgi_temp_path {tmp}/fastcgi;
-    uwsgi_temp_path {tmp}/uwsgi;
-    scgi_temp_path {tmp}/scgi;
-    server {{
-        listen {addr}:8080 backlog=4096;
-        root {tmp}/www;
-    }}
-}}
-"""
 
 
 def test_50000_short_connections(path: Topology, cc: str, tmp_path: Path) -> None:
@@ -252,7 +233,7 @@ def test_50000_short_connections(path: Topology, cc: str, tmp_path: Path) -> Non
                         f"net.ipv4.tcp_congestion_control={cc}"], check=True)
     (tmp_path / "www").mkdir()
     (tmp_path / "www" / "f").write_bytes(b"x" * RESPONSE_BYTES)
-    (tmp_path / "nginx.conf").write_text(NGINX_CONF.format(tmp=tmp_path, addr=path.addr("r1")))
+    (tmp_path / "nginx.conf").write_text(nginx_conf(tmp_path, path.addr("r1"), 4096))
     slab0, dmesg0 = slab_objects(), len(dmesg())
     nginx = subprocess.Popen(["ip", "netns", "exec", path.ns("r1"), "nginx", "-c",
                               str(tmp_path / "nginx.conf"), "-g", "daemon off;"],

@@ -27,7 +27,7 @@ from typing import Any, Dict, Iterator
 
 import pytest
 
-from conftest import RESULTS, is_loaded, load
+from conftest import RESULTS, is_loaded, load, nginx_conf
 from synctcp_testbed.platforms import inside_instance
 from synctcp_testbed.qdisc import QueueSpec
 from synctcp_testbed.topology import Topology, dumbbell
@@ -35,25 +35,6 @@ from synctcp_testbed.topology import Topology, dumbbell
 pytestmark = pytest.mark.module("tcp_sync")
 
 REQUESTS, CONCURRENCY, RESPONSE_BYTES = 3000, 32, 20_000
-NGINX_CONF = """
-user root;
-worker_processes 1;
-pid {tmp}/nginx.pid;
-error_log {tmp}/error.log warn;
-events {{ worker_connections 1024; }}
-http {{
-    access_log off;
-    client_body_temp_path {tmp}/body;
-    proxy_temp_path {tmp}/proxy;
-    fastcgi_temp_path {tmp}/fastcgi;
-    uwsgi_temp_path {tmp}/uwsgi;
-    scgi_temp_path {tmp}/scgi;
-    server {{
-        listen {addr}:8080 backlog=1024;
-        root {tmp}/www;
-    }}
-}}
-"""
 FIGURES: Dict[str, Dict[str, Any]] = {}
 
 
@@ -87,7 +68,7 @@ def serve_and_fetch(topo: Topology, cc: str, tmp: Path) -> Dict[str, Any]:
                     f"net.ipv4.tcp_congestion_control={cc}"], check=True)
     (tmp / "www").mkdir()
     (tmp / "www" / "f").write_bytes(b"x" * RESPONSE_BYTES)
-    (tmp / "nginx.conf").write_text(NGINX_CONF.format(tmp=tmp, addr=topo.addr("r1")))
+    (tmp / "nginx.conf").write_text(nginx_conf(tmp, topo.addr("r1"), 1024))
     before = drops(topo)
     nginx = subprocess.Popen(["ip", "netns", "exec", topo.ns("r1"), "nginx", "-c",
                               str(tmp / "nginx.conf"), "-g", "daemon off;"],

@@ -30,7 +30,7 @@ from typing import Any, Dict, Iterator, Optional
 
 import pytest
 
-from conftest import TCP_CONGESTION
+from conftest import TCP_CONGESTION, drain, pump
 from synctcp.diag import list_sockets
 from synctcp_testbed.platforms import inside_instance
 from synctcp_testbed.qdisc import QueueSpec
@@ -96,29 +96,10 @@ class Flow:
             t.start()
 
     def _sink(self) -> None:
-        for _ in range(10_000_000):                 # bounded: ends at close
-            try:
-                if not self.rcv.recv(1 << 16):
-                    return
-            except socket.timeout:
-                if self.closing.is_set():
-                    return
-            except OSError:
-                return
+        drain(self.rcv, self.closing)
 
     def _source(self) -> None:
-        buf = b"x" * (1 << 16)
-        for _ in range(10_000_000):                 # bounded: ends at close
-            if self.closing.is_set():
-                return
-            if not self.sending.wait(0.2):
-                continue
-            try:
-                self.snd.send(buf)
-            except socket.timeout:
-                pass
-            except OSError:
-                return
+        pump(self.snd, self.closing, gate=self.sending)
 
     def run(self, seconds: float) -> None:
         self.sending.set()
