@@ -491,7 +491,7 @@ def bulk_dumbbell(name: str, ccs: List[str], rate_mbit: float, rtt_ms: float, qu
 
 
 def presets() -> Dict[str, Path]:
-    return {p.stem: p for p in sorted(PRESET_DIR.glob("*.toml"))}
+    return {p.stem: p for p in sorted(PRESET_DIR.glob("*.toml"), key=lambda p: p.stem)}
 
 
 def load(name_or_path: str) -> Scenario:
