@@ -49,9 +49,10 @@ s32 synctcp_revcomp_update(struct synctcp_revcomp *r, u32 rev_us, u32 cwnd,
 	if (!apply)
 		return 0;
 	before = (s64)rtt_us - credit;		/* > 0: |credit| <= rtt / 2 */
-	segs = div64_s64(credit * cwnd, before);
-	if (!segs)
+	/* most ACKs move the delay by less than a segment: no division */
+	if ((credit < 0 ? -credit : credit) * cwnd < before)
 		return 0;
+	segs = div64_s64(credit * cwnd, before);
 	/* the part of the credit those segments stand for: segs * before / cwnd */
 	r->credit_us -= (s32)div_s64(segs * before, (s32)cwnd);
 	return (s32)segs;

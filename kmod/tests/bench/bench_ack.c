@@ -8,8 +8,9 @@
  * ACK every 100 us acknowledging two segments, a 1 kHz peer TS clock, a
  * forward queue that fills from 0 to 60 ms over 3000 ACKs and then drops
  * one packet.  Each algorithm does per ACK what its module does in
- * pkts_acked + cong_avoid (or cong_control), and on the loss what
- * ssthresh/set_state do; "stream" reads the stream and does nothing else,
+ * pkts_acked + cong_avoid (or cong_control), variant best (the sampler,
+ * the drain-share cut, the reverse-path compensation), and on the loss
+ * what ssthresh/set_state do; "stream" reads the stream and does nothing else,
  * and is subtracted from every other row.  Reno is tcp_reno_cong_avoid()
  * (slow start, then tcp_cong_avoid_ai()), copied from net/ipv4/tcp_cong.c.
  *
@@ -29,6 +30,7 @@
 #include "pcwnd.c"
 #include "syncmix.c"
 #include "mixreact.c"
+#include "revcomp.c"
 #include "etcp.c"
 
 #define N_ACKS		1000000U
@@ -168,13 +170,32 @@ static enum synctcp_ott_result ott_sample(struct synctcp_tsclock *c,
 	res = synctcp_ott_ts_sample(c, a->tsval, a->now_us, a->rtt_us, &ott);
 	if (res == SYNCTCP_OTT_SKIP)
 		return res;
-	if (res == SYNCTCP_OTT_REBASED)
+	if (res == SYNCTCP_OTT_REBASED && synctcp_qdelay_valid(q))
 		synctcp_qdelay_reset(q);
-	if (synctcp_qdelay_sample(q, ott, a->now_us,
-				  synctcp_qdelay_bound_us(a->srtt_us)) ==
+	if (synctcp_qdelay_sample_held(q, ott, a->now_us,
+				       synctcp_qdelay_bound_us(a->srtt_us),
+				       a->acked == 1 &&
+				       res != SYNCTCP_OTT_REBASED) ==
 	    SYNCTCP_OTT_SKIP)
 		return SYNCTCP_OTT_SKIP;
 	return res;
+}
+
+/* Variant best's synctcp_follow_reverse() (ott_glue.h) on this ACK. */
+static void follow_reverse(struct synctcp_revcomp *rc,
+			   const struct synctcp_qdelay *q,
+			   const struct ack_ev *a, u32 *cwnd, bool restart)
+{
+	u32 rev = a->rtt_us - (u32)(q->min_ott_us + q->qdelay_us);
+	s32 segs;
+
+	if (restart) {
+		synctcp_revcomp_restart(rc, rev);
+		return;
+	}
+	segs = synctcp_revcomp_update(rc, rev, *cwnd, a->rtt_us, true);
+	if (segs)
+		*cwnd = (u32)max_t(s64, (s64)*cwnd + segs, 2);
 }
 
 __attribute__((noinline)) static void run_sync(void)
@@ -182,6 +203,7 @@ __attribute__((noinline)) static void run_sync(void)
 	struct synctcp_tsclock c;
 	struct synctcp_qdelay q;
 	struct synctcp_pcwnd r = { 0 };
+	struct synctcp_revcomp rc = { 0 };
 	struct reno t = { .cwnd = 10, .ssthresh = 100, .clamp = ~0U };
 	u32 i;
 
@@ -189,8 +211,10 @@ __attribute__((noinline)) static void run_sync(void)
 	synctcp_qdelay_reset(&q);
 	for (i = 0; i < N_ACKS; i++) {
 		const struct ack_ev *a = &stream[i];
+		enum synctcp_ott_result res;
 		struct synctcp_cwnd w;
-		bool signal = false;
+		bool signal = false, first = !synctcp_qdelay_valid(&q);
+		u32 keep = SYNCTCP_PCWND_KEEP_HALF;
 
 		if (a->loss) {		/* ssthresh() and set_state(Recovery) */
 			synctcp_qdelay_on_loss(&q);
@@ -198,12 +222,19 @@ __attribute__((noinline)) static void run_sync(void)
 			t.cwnd = t.ssthresh;
 			synctcp_pcwnd_hold(&r, a->snd_una + t.cwnd * MSS);
 		}
-		if (ott_sample(&c, &q, a) != SYNCTCP_OTT_SKIP)
+		res = ott_sample(&c, &q, a);
+		if (res != SYNCTCP_OTT_SKIP) {
 			signal = synctcp_pqlen_congested(&q, 50);
+			follow_reverse(&rc, &q, a, &t.cwnd,
+				       first || res == SYNCTCP_OTT_REBASED);
+		}
+		if (signal)
+			keep = synctcp_pcwnd_keep(q.qdelay_us, a->srtt_us);
 		w.cwnd = t.cwnd;
 		w.ssthresh = t.ssthresh;
-		switch (synctcp_pcwnd_react(&r, signal, a->snd_una,
-					    a->snd_una + t.cwnd * MSS, &w)) {
+		switch (synctcp_pcwnd_react_by(&r, signal, a->snd_una,
+					       a->snd_una + t.cwnd * MSS, &w,
+					       keep)) {
 		case SYNCTCP_PCWND_HALVED:
 			t.cwnd = w.cwnd;
 			t.ssthresh = w.ssthresh;
@@ -224,8 +255,10 @@ __attribute__((noinline)) static void run_mixreact(void)
 	struct synctcp_qdelay q;
 	struct synctcp_syncmix m;
 	struct synctcp_mixreact r;
+	struct synctcp_revcomp rc = { 0 };
 	struct reno t = { .cwnd = 10, .ssthresh = 100, .clamp = ~0U };
-	u32 i;
+	u32 i, hold_seq = 0;
+	bool holding = false;
 
 	synctcp_tsclock_init(&c);
 	synctcp_qdelay_reset(&q);
@@ -235,7 +268,7 @@ __attribute__((noinline)) static void run_mixreact(void)
 		const struct ack_ev *a = &stream[i];
 		enum synctcp_ott_result res;
 		struct synctcp_cwnd w;
-		bool fresh = false;
+		bool fresh = false, first = !synctcp_qdelay_valid(&q);
 
 		if (a->loss) {		/* set_state(Recovery): Reno's cut */
 			synctcp_qdelay_on_loss(&q);
@@ -246,12 +279,26 @@ __attribute__((noinline)) static void run_mixreact(void)
 		if (res != SYNCTCP_OTT_SKIP) {
 			if (res == SYNCTCP_OTT_REBASED)
 				synctcp_syncmix_restart(&m);
-			fresh = synctcp_syncmix_update(&m, &q, 0);
+			fresh = synctcp_syncmix_update(&m, &q, 0) && q.loss_seen;
+			follow_reverse(&rc, &q, a, &t.cwnd,
+				       first || res == SYNCTCP_OTT_REBASED);
 		}
 		w.cwnd = t.cwnd;
 		w.ssthresh = t.ssthresh;
-		if (fresh)
-			synctcp_mixreact_decide(&r, m.trend, m.region, &w, ~0U);
+		if (fresh) {		/* mixreact_cong_avoid(), variant best */
+			u8 act = synctcp_mixreact_action_of(m.trend, m.region);
+			u32 keep_min = 0;
+
+			if (synctcp_mixreact_is_decrease(act)) {
+				if (holding && before(a->snd_una, hold_seq))
+					act = SYNCTCP_MIXREACT_KEEP;
+				keep_min = synctcp_pcwnd_keep(q.qdelay_us,
+							      a->srtt_us);
+				hold_seq = a->snd_una + t.cwnd * MSS;
+				holding = true;
+			}
+			synctcp_mixreact_apply(&r, act, &w, ~0U, keep_min);
+		}
 		if (synctcp_mixreact_follows_reno(&r)) {
 			reno_cong_avoid(&t, a->acked);
 			continue;
