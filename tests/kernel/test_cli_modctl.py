@@ -60,7 +60,7 @@ def test_load_with_a_parameter_allow_and_list(clean: None, capsys: pytest.Captur
         assert rc == 0 and st["module_support"]["ok"]
         m = st["modules"]["sync"]
         assert m["loaded"] and m["version"] == "0.1.0" and m["refcnt"] == 0
-        assert m["params"] == {"source": "auto", "thresh_pct": "60"}
+        assert m["params"] == {"source": "auto", "thresh_pct": "60", "variant": "best"}
         assert m["available"] and m["allowed"] and not m["default"]
         assert not st["modules"]["etcp"]["loaded"]
 
