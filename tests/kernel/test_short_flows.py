@@ -30,7 +30,8 @@ import pytest
 from conftest import RESULTS, is_loaded, load, nginx_conf
 from synctcp_testbed.platforms import inside_instance
 from synctcp_testbed.qdisc import QueueSpec
-from synctcp_testbed.topology import Topology, dumbbell
+from synctcp.diag import list_sockets
+from synctcp_testbed.topology import Topology, dumbbell, in_netns
 
 pytestmark = pytest.mark.module("tcp_sync")
 
@@ -63,6 +64,19 @@ def drops(topo: Topology) -> Dict[str, int]:
     return {"sent": sent, "dropped": dropped}
 
 
+def closing_sockets(topo: Topology, cc: str, timeout: float) -> int:
+    """Wait up to ``timeout`` s for the server's ``cc`` sockets to be gone;
+    return how many are left."""
+    deadline = time.monotonic() + timeout
+    for _ in range(int(timeout) + 1):
+        with in_netns(topo.ns("r1")):
+            n = len(list_sockets(cc=[cc]))
+        if not n or time.monotonic() > deadline:
+            return n
+        time.sleep(1)
+    return n
+
+
 def serve_and_fetch(topo: Topology, cc: str, tmp: Path) -> Dict[str, Any]:
     subprocess.run(["ip", "netns", "exec", topo.ns("r1"), "sysctl", "-qw",
                     f"net.ipv4.tcp_congestion_control={cc}"], check=True)
@@ -85,6 +99,10 @@ def serve_and_fetch(topo: Topology, cc: str, tmp: Path) -> Dict[str, Any]:
         nginx.wait(timeout=30)
         subprocess.run(["ip", "netns", "exec", topo.ns("r1"), "sysctl", "-qw",
                         "net.ipv4.tcp_congestion_control=cubic"], check=False)
+    # the server's closing sockets (FIN states) hold the module: the next
+    # test (the load test's rmmod) needs them gone
+    left = closing_sockets(topo, cc, timeout=120)
+    assert not left, f"{left} {cc} sockets still open 120 s after the server stopped"
     after = drops(topo)
     out = ab.stdout
     assert ab.returncode == 0, ab.stderr
