@@ -117,5 +117,9 @@ def test_send_time_includes_the_pacing_hold(fq_sender: Pair, results_dir: Path) 
     assert med < SEGMENT_US / 4, \
         f"median echoed OTT {med} us on a path without delay: the pacing hold " \
         f"({SEGMENT_US} us a segment) counts as forward OTT; {paced[:20]}"
-    # Nor is the send time set after the departure: no OTT below zero.
-    assert min(paced) > -2000, sorted(paced)[:10]
+    # Nor is the send time set after the departure, which would shift every
+    # OTT below zero.  The 5th percentile, not the minimum: a TCG VM on a
+    # busy host shows single outliers (one of -2759 us among 60, next run
+    # none) that say nothing about where the stamp is taken.
+    low = sorted(paced)[len(paced) // 20]
+    assert low > -2000, sorted(paced)[:10]
