@@ -119,7 +119,7 @@ def test_send_time_includes_the_pacing_hold(fq_sender: Pair, results_dir: Path) 
         f"({SEGMENT_US} us a segment) counts as forward OTT; {paced[:20]}"
     # Nor is the send time set after the departure, which would shift every
     # OTT below zero.  The 5th percentile, not the minimum: a TCG VM on a
-    # busy host shows single outliers (one of -2759 us among 60, next run
+    # busy host shows single outliers (one of -2759 us, and the next run
     # none) that say nothing about where the stamp is taken.
     low = sorted(paced)[len(paced) // 20]
     assert low > -2000, sorted(paced)[:10]
