@@ -12,6 +12,7 @@ import json
 import os
 import re
 import socket
+import struct
 import subprocess
 import threading
 import time
@@ -266,6 +267,68 @@ def drain(sock: socket.socket, closing: threading.Event) -> None:
                 return
         except OSError:
             return
+
+
+class SyncFlow:
+    """One sync connection from ``s1`` to ``receiver`` of a topology built
+    by the test, sending as fast as it may (while ``gate`` is set, if one is
+    given), with the receiving socket at hand (``rcv``) and the sender's
+    telemetry on demand.  ``close()`` aborts it (RST), so that a connection
+    a test left stalled does not hold the module for the next test."""
+
+    def __init__(self, topo: Any, receiver: str, port: int,
+                 gate: "threading.Event | None" = None) -> None:
+        from synctcp_testbed.topology import in_netns
+
+        self.topo, self.closing, self.gate = topo, threading.Event(), gate
+        self._in_netns = in_netns
+        with in_netns(topo.ns(receiver)):
+            lsock = socket.socket()
+        lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        lsock.bind((topo.addr(receiver), port))
+        lsock.listen(1)
+        with in_netns(topo.ns("s1")):
+            self.snd = socket.socket()
+        self.snd.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, b"sync")
+        self.snd.settimeout(0.5)
+        self.snd.connect((topo.addr(receiver), port))
+        #: when the first data was handed to the socket (0 until then)
+        self.t_first_send = 0.0
+        lsock.settimeout(10)
+        self.rcv, _ = lsock.accept()
+        lsock.close()
+        self.rcv.settimeout(1.0)
+        self.sport = self.snd.getsockname()[1]
+        self.threads = [threading.Thread(target=self._source, daemon=True),
+                        threading.Thread(target=drain, args=(self.rcv, self.closing),
+                                         daemon=True)]
+        for t in self.threads:
+            t.start()
+
+    def _source(self) -> None:
+        if self.gate is not None:
+            for _ in range(1_000_000):              # bounded: ends at close
+                if self.gate.wait(0.2) or self.closing.is_set():
+                    break
+        self.t_first_send = time.monotonic()
+        pump(self.snd, self.closing, gate=self.gate)
+
+    def telemetry(self) -> Dict[str, Any]:
+        """The sender's tcp_info and synctcp telemetry (inet_diag)."""
+        from synctcp.diag import list_sockets
+
+        with self._in_netns(self.topo.ns("s1")):
+            socks = [s for s in list_sockets(cc=["sync"]) if s.sport == self.sport]
+        assert socks and socks[0].synctcp, f"no sync telemetry for port {self.sport}"
+        return {"tcp_info": socks[0].tcp_info, **socks[0].synctcp}
+
+    def close(self) -> None:
+        self.closing.set()
+        for s in (self.snd, self.rcv):
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            s.close()
+        for t in self.threads:
+            t.join(timeout=5)
 
 
 NGINX_CONF = """

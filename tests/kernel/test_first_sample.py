@@ -16,17 +16,14 @@ from __future__ import annotations
 
 import os
 import socket
-import struct
-import threading
 import time
 from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
 
-from conftest import TCP_CONGESTION, drain, pump
-from synctcp.diag import list_sockets
+from conftest import SyncFlow
 from synctcp_testbed.qdisc import QueueSpec
-from synctcp_testbed.topology import Topology, dumbbell, in_netns
+from synctcp_testbed.topology import Topology, dumbbell
 
 pytestmark = pytest.mark.module("tcp_sync")
 
@@ -67,67 +64,18 @@ def path() -> Iterator[Topology]:
         topo.teardown()
 
 
-class Bulk:
-    """A sync flow from s1 to ``receiver``, sending as fast as it may."""
-
-    def __init__(self, topo: Topology, receiver: str, port: int) -> None:
-        self.topo, self.closing = topo, threading.Event()
-        with in_netns(topo.ns(receiver)):
-            lsock = socket.socket()
-        lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        lsock.bind((topo.addr(receiver), port))
-        lsock.listen(1)
-        with in_netns(topo.ns("s1")):
-            self.snd = socket.socket()
-        self.snd.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, b"sync")
-        self.snd.settimeout(0.5)
-        self.snd.connect((topo.addr(receiver), port))
-        #: when the first data was handed to the socket
-        self.t_first_send = 0.0
-        lsock.settimeout(10)
-        self.rcv, _ = lsock.accept()
-        lsock.close()
-        self.rcv.settimeout(0.5)
-        self.sport = self.snd.getsockname()[1]
-        self.threads = [threading.Thread(target=self._source, daemon=True),
-                        threading.Thread(target=self._sink, daemon=True)]
-        for t in self.threads:
-            t.start()
-
-    def _source(self) -> None:
-        self.t_first_send = time.monotonic()
-        pump(self.snd, self.closing)
-
-    def _sink(self) -> None:
-        drain(self.rcv, self.closing)
-
-    def telemetry(self) -> Dict[str, Any]:
-        with in_netns(self.topo.ns("s1")):
-            socks = [s for s in list_sockets(cc=["sync"]) if s.sport == self.sport]
-        assert socks and socks[0].synctcp, f"no sync telemetry for port {self.sport}"
-        return {"tcp_info": socks[0].tcp_info, **socks[0].synctcp}
-
-    def close(self) -> None:
-        self.closing.set()
-        for s in (self.snd, self.rcv):
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            s.close()
-        for t in self.threads:
-            t.join(timeout=5)
-
-
 _port = [PORT]
 
 
-def open_flows(topo: Topology, receivers: List[str]) -> List[Bulk]:
+def open_flows(topo: Topology, receivers: List[str]) -> List[SyncFlow]:
     flows = []
     for r in receivers:
         _port[0] += 1
-        flows.append(Bulk(topo, r, _port[0]))
+        flows.append(SyncFlow(topo, r, _port[0]))
     return flows
 
 
-def first_sample_ms(flow: Bulk) -> Tuple[float, Dict[str, Any]]:
+def first_sample_ms(flow: SyncFlow) -> Tuple[float, Dict[str, Any]]:
     """Milliseconds from the first data sent to the telemetry's first
     rate_known (the sampler gives its first OTT sample as it takes a rate),
     polled every 2 ms for at most 3 s."""

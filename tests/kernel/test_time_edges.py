@@ -25,16 +25,14 @@ import socket
 import struct
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any, Dict, Iterator, Optional
 
 import pytest
 
-from conftest import TCP_CONGESTION, drain, pump
-from synctcp.diag import list_sockets
+from conftest import SyncFlow
 from synctcp_testbed.platforms import inside_instance
 from synctcp_testbed.qdisc import QueueSpec
-from synctcp_testbed.topology import Topology, dumbbell, in_netns
+from synctcp_testbed.topology import Topology, dumbbell
 
 pytestmark = pytest.mark.module("tcp_sync")
 
@@ -65,41 +63,13 @@ def path() -> Iterator[Topology]:
         topo.teardown()
 
 
-@dataclass
-class Flow:
+class Flow(SyncFlow):
     """One sync flow s1 -> r1 whose sender can pause and whose receiver's
     TS clock can be moved."""
 
-    topo: Topology
-    port: int
-
-    def __post_init__(self) -> None:
+    def __init__(self, topo: Topology, port: int) -> None:
         self.sending = threading.Event()
-        self.closing = threading.Event()
-        with in_netns(self.topo.ns("r1")):
-            lsock = socket.socket()
-        lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        lsock.bind((self.topo.addr("r1"), self.port))
-        lsock.listen(1)
-        with in_netns(self.topo.ns("s1")):
-            self.snd = socket.socket()
-        self.snd.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, b"sync")
-        self.snd.connect((self.topo.addr("r1"), self.port))
-        lsock.settimeout(10)
-        self.rcv, _ = lsock.accept()
-        lsock.close()
-        self.rcv.settimeout(1.0)
-        self.snd.settimeout(0.5)
-        self.threads = [threading.Thread(target=self._sink, daemon=True),
-                        threading.Thread(target=self._source, daemon=True)]
-        for t in self.threads:
-            t.start()
-
-    def _sink(self) -> None:
-        drain(self.rcv, self.closing)
-
-    def _source(self) -> None:
-        pump(self.snd, self.closing, gate=self.sending)
+        super().__init__(topo, "r1", port, gate=self.sending)
 
     def run(self, seconds: float) -> None:
         self.sending.set()
@@ -111,13 +81,6 @@ class Flow:
         deadline = time.monotonic() + timeout
         while self.telemetry()["tcp_info"].get("unacked", 1) and time.monotonic() < deadline:
             time.sleep(0.1)
-
-    def telemetry(self) -> Dict[str, Any]:
-        sport = self.snd.getsockname()[1]
-        with in_netns(self.topo.ns("s1")):
-            socks = [s for s in list_sockets(cc=["sync"]) if s.sport == sport]
-        assert socks and socks[0].synctcp, f"no sync telemetry for port {sport}"
-        return {"tcp_info": socks[0].tcp_info, **socks[0].synctcp}
 
     def set_tsval(self, sock: socket.socket, value: int, usec: Optional[bool] = None) -> None:
         """The TSval ``sock`` sends from now on starts at ``value`` (mod 2^32);
@@ -148,15 +111,8 @@ class Flow:
         return struct.unpack("<I", sock.getsockopt(socket.IPPROTO_TCP, TCP_TIMESTAMP, 4))[0]
 
     def close(self) -> None:
-        """Abort (RST): a connection a test left stalled must not keep
-        holding the module for the next test."""
-        self.closing.set()
         self.sending.clear()
-        for s in (self.snd, self.rcv):
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            s.close()
-        for t in self.threads:
-            t.join(timeout=5)
+        super().close()
 
 
 _port = [PORT]
