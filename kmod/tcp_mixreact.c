@@ -76,7 +76,6 @@
 
 #include "core/ott.h"
 #include "core/ott_glue.h"
-#include "core/pathcache.h"
 #include "core/syncmix.h"
 #include "core/mixreact.h"
 #include "core/pcwnd.h"
@@ -150,11 +149,10 @@ struct mixreact_state {
 	struct synctcp_syncmix detect;	/* SyncMix */
 	struct synctcp_mixreact react;	/* SyncMixReact */
 	struct synctcp_revcomp rev;	/* reverse-path compensation */
-	u32 hold_seq;			/* no decrease before snd_una is here */
+	struct synctcp_pcwnd hold;	/* once per RTT, as SyncPcwnd's */
 	u8 source;			/* enum synctcp_ott_source */
 	u8 variant;			/* enum synctcp_variant */
 	bool fresh;			/* this ACK brought a new indication */
-	bool holding;			/* hold_seq is in force */
 };
 
 /*
@@ -233,10 +231,8 @@ static void mixreact_init(struct sock *sk)
 	}
 	synctcp_ott_init(tcp_sk(sk), &st->clock, &st->q);
 	st->variant = READ_ONCE(variant);
-	if (st->variant == SYNCTCP_VARIANT_BEST) {
-		synctcp_request_pacing(sk);
-		synctcp_qdelay_inherit(&st->q, synctcp_path_lookup(sk));
-	}
+	if (st->variant == SYNCTCP_VARIANT_BEST)
+		synctcp_best_init(sk, &st->q);
 	synctcp_syncmix_init(&st->detect);
 	synctcp_mixreact_reset(&st->react);
 	mixreact_publish(ca);
@@ -290,20 +286,6 @@ static void mixreact_pkts_acked(struct sock *sk, const struct ack_sample *sample
 }
 
 /*
- * Variant "best": a decrease at most once per round trip, as SyncPcwnd's,
- * and never deeper than what drains the forward queue (the queue's share
- * of the round trip); the dissertation decreases on every indication.
- */
-static bool mixreact_may_decrease(struct mixreact_state *st,
-				  const struct tcp_sock *tp)
-{
-	if (st->holding && before(tp->snd_una, st->hold_seq))
-		return false;
-	st->holding = false;
-	return true;
-}
-
-/*
  * Variant "best": while the queue shrinks but is still a quarter to three
  * quarters full, grow as Reno does (+1 segment per RTT) or not at all,
  * where the dissertation adds 25% and 10% of cwnd per RTT: those refill
@@ -345,12 +327,14 @@ static void mixreact_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 		if (st->variant == SYNCTCP_VARIANT_BEST) {
 			a = mixreact_best_action(a);
 			if (synctcp_mixreact_is_decrease(a)) {
-				if (!mixreact_may_decrease(st, tp))
+				/* at most once per RTT, as SyncPcwnd */
+				if (!synctcp_pcwnd_may_reduce(&st->hold,
+							      tp->snd_una))
 					goto grow;
+				/* never deeper than the forward queue's share */
 				keep_min = synctcp_pcwnd_keep(st->q.qdelay_us,
 							      tp->srtt_us >> 3);
-				st->hold_seq = tp->snd_nxt;
-				st->holding = true;
+				synctcp_pcwnd_hold(&st->hold, tp->snd_nxt);
 			}
 		}
 		synctcp_mixreact_apply(&st->react, a, &w, tp->snd_cwnd_clamp,
@@ -385,9 +369,8 @@ static void mixreact_set_state(struct sock *sk, u8 new_state)
 		fallthrough;
 	case TCP_CA_Recovery:
 		synctcp_qdelay_on_loss(&st->q);
-		if (st->variant == SYNCTCP_VARIANT_BEST && st->q.loss_seen &&
-		    synctcp_qdelay_valid(&st->q))
-			synctcp_path_store(sk, st->q.max_qdelay_us);
+		if (st->variant == SYNCTCP_VARIANT_BEST)
+			synctcp_best_on_loss(sk, &st->q);
 		fallthrough;
 	case TCP_CA_CWR:
 		synctcp_mixreact_reset(&st->react);

@@ -67,7 +67,6 @@
 
 #include "core/ott.h"
 #include "core/ott_glue.h"
-#include "core/pathcache.h"
 #include "core/pqlen.h"
 #include "core/pcwnd.h"
 #include "core/revcomp.h"
@@ -129,10 +128,8 @@ static void sync_init(struct sock *sk)
 	memset(ca, 0, sizeof(*ca));
 	synctcp_ott_init(tcp_sk(sk), &ca->clock, &ca->q);
 	ca->variant = READ_ONCE(variant);
-	if (ca->variant == SYNCTCP_VARIANT_BEST) {
-		synctcp_request_pacing(sk);
-		synctcp_qdelay_inherit(&ca->q, synctcp_path_lookup(sk));
-	}
+	if (ca->variant == SYNCTCP_VARIANT_BEST)
+		synctcp_best_init(sk, &ca->q);
 }
 
 /* SyncPQlen: queuing delay of this ACK against the largest seen. */
@@ -213,9 +210,8 @@ static void sync_set_state(struct sock *sk, u8 new_state)
 	if (new_state != TCP_CA_Recovery && new_state != TCP_CA_Loss)
 		return;
 	synctcp_qdelay_on_loss(&ca->q);
-	if (ca->variant == SYNCTCP_VARIANT_BEST && ca->q.loss_seen &&
-	    synctcp_qdelay_valid(&ca->q))
-		synctcp_path_store(sk, ca->q.max_qdelay_us);
+	if (ca->variant == SYNCTCP_VARIANT_BEST)
+		synctcp_best_on_loss(sk, &ca->q);
 	synctcp_pcwnd_hold(&ca->react, tcp_sk(sk)->snd_nxt);
 }
 

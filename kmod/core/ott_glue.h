@@ -32,6 +32,7 @@
 
 #include "ott.h"
 #include "revcomp.h"
+#include "pathcache.h"
 
 /*
  * Which OTT sources a connection may use (module parameter "source").  The
@@ -282,6 +283,24 @@ static inline void synctcp_follow_reverse(struct sock *sk,
 	if (segs)
 		tcp_snd_cwnd_set(tp, clamp_t(s64, (s64)cwnd + segs, 2,
 					     tp->snd_cwnd_clamp));
+}
+
+/*
+ * Variant "best" at init: pacing, and the full-queue delay an earlier
+ * connection to the destination learnt (pathcache.h).
+ */
+static inline void synctcp_best_init(struct sock *sk, struct synctcp_qdelay *q)
+{
+	synctcp_request_pacing(sk);
+	synctcp_qdelay_inherit(q, synctcp_path_lookup(sk));
+}
+
+/* Variant "best" on a loss: keep the full-queue delay for the next ones. */
+static inline void synctcp_best_on_loss(const struct sock *sk,
+					const struct synctcp_qdelay *q)
+{
+	if (q->loss_seen && synctcp_qdelay_valid(q))
+		synctcp_path_store(sk, q->max_qdelay_us);
 }
 
 #endif /* SYNCTCP_OTT_GLUE_H */

@@ -17,12 +17,16 @@ void synctcp_pcwnd_hold(struct synctcp_pcwnd *r, u32 snd_nxt)
 	r->cut_holding = false;
 }
 
-/*
- * Has a round trip passed since the last reduction?  Asked on every ACK,
- * signal or not: a hold left in force while more than 2^31 bytes are
- * acknowledged would make before(snd_una, hold_seq) true again.
+/**
+ * synctcp_pcwnd_may_reduce - has a round trip passed since the last hold?
+ * @r: reaction state
+ * @snd_una: first unacknowledged sequence number
+ *
+ * Asked on every ACK, signal or not: a hold left in force while more than
+ * 2^31 bytes are acknowledged would make before(snd_una, hold_seq) true
+ * again.  Return: true when a reduction may be made.
  */
-static bool synctcp_pcwnd_may_reduce(struct synctcp_pcwnd *r, u32 snd_una)
+bool synctcp_pcwnd_may_reduce(struct synctcp_pcwnd *r, u32 snd_una)
 {
 	if (r->holding && before(snd_una, r->hold_seq))
 		return false;

@@ -45,6 +45,7 @@ struct synctcp_cwnd {
 };
 
 void synctcp_pcwnd_hold(struct synctcp_pcwnd *r, u32 snd_nxt);
+bool synctcp_pcwnd_may_reduce(struct synctcp_pcwnd *r, u32 snd_una);
 u32 synctcp_pcwnd_ssthresh(struct synctcp_pcwnd *r, u32 snd_una, u32 cwnd);
 enum synctcp_pcwnd_action
 synctcp_pcwnd_react_by(struct synctcp_pcwnd *r, bool congested,
