@@ -55,7 +55,7 @@ fi
 
 # Python: virtme-ng and this project's package (editable, with its deps).
 py=${PYTHON:-python3}
-if ! command -v vng >/dev/null || ! "$py" -c 'import synctcp, synctcp_testbed, synctcp_mininet, pyroute2, matplotlib, rich, pydantic, pytest, scapy, distributed, dask_jobqueue' 2>/dev/null ||
+if ! command -v vng >/dev/null || ! "$py" -c 'import synctcp, synctcp_testbed, synctcp_mininet, pyroute2, matplotlib, rich, pydantic, scipy, pytest, scapy, distributed, dask_jobqueue' 2>/dev/null ||
 	[ "$("$py" -c 'import synctcp, os; print(os.path.realpath(synctcp.__file__))' 2>/dev/null)" != "$here/tools/synctcp/__init__.py" ]; then
 	echo "setup: installing Python packages (virtme-ng, synctcp)"
 	pipargs=(-q --root-user-action=ignore --disable-pip-version-check virtme-ng pytest scapy -e "$here")

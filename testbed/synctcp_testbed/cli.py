@@ -38,9 +38,10 @@ def _csv(text: Optional[str]) -> Optional[List[str]]:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    width = max((len(n) for n in presets()), default=0)
     for name, path in presets().items():
         sc = load(str(path))
-        print(f"{name:16} {len(sc.cases()):3} cases  {sc.description}")
+        print(f"{name:{width}} {len(sc.cases()):3} cases  {sc.description}")
     return 0
 
 
@@ -54,7 +55,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     print(f"topology: {t.kind}, {t.rate_mbit:g} Mbit/s, {len(t.rtts_ms)} pairs, "
           f"RTTs {min(t.rtts_ms):g}-{max(t.rtts_ms):g} ms (median {sc.median_rtt_ms():g}), "
           f"queue {sc.queue_pkts()} pkts (BDP {sc.bdp_pkts():.1f}), MTU {t.mtu}")
-    print(f"duration {sc.duration_s:g} s, warm-up {sc.warmup_s:g} s, seed {sc.seed}")
+    print(f"duration {sc.duration_s:g} s, warm-up {sc.warmup_s:g} s, seed {sc.seed}"
+          + (f", {sc.repeat} repetitions (seeds {sc.seed}-{sc.seed + sc.repeat - 1})"
+             if sc.repeat > 1 else ""))
     for c in sc.cases():
         print(f"  {c.id}")
     return 0
@@ -66,7 +69,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     return report_main([args.rundir])
 
 
-RESUME_CLASHES = ("cc", "aqm", "duration", "warmup", "seed", "variant", "out")
+RESUME_CLASHES = ("cc", "aqm", "duration", "warmup", "seed", "repeat", "variant", "out")
 
 
 def _check_executor(args: argparse.Namespace) -> None:
@@ -127,6 +130,8 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         sc = updated(sc, "command line", warmup_s=args.warmup)
     if args.seed is not None:
         sc = updated(sc, "command line", seed=args.seed)
+    if args.repeat is not None:
+        sc = updated(sc, "command line", repeat=args.repeat)
     if args.variant is not None:
         sc = updated(sc, "command line", variant=args.variant)
     sc.validate()
@@ -228,6 +233,9 @@ def print_summary(rundir: Path) -> None:
     from rich.table import Table
 
     summary = json.loads((rundir / "summary.json").read_text())
+    if summary.get("repeat", 1) > 1:
+        print_groups(rundir, summary)
+        return
     cases = summary["cases"]
     table = Table(title=f"{summary['scenario']}: {rundir}")
     for col in ("case", "link", "util %", "drop %", "mark %", "avg queue", "goodput Mbit/s",
@@ -247,10 +255,41 @@ def print_summary(rundir: Path) -> None:
     Console(width=max(Console().width, 150)).print(table)
 
 
+def print_groups(rundir: Path, summary: Dict[str, Any]) -> None:
+    """Each case's mean and 95% interval over its seeds, with ratios to Reno and CUBIC."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from .stats import estimate
+
+    def cell(d: Optional[Dict[str, Any]], digits: int = 2, scale: float = 1.0) -> str:
+        e = estimate(d)
+        return e.text(digits, scale) if e else "-"
+
+    table = Table(title=f"{summary['scenario']}: {rundir} (mean \u00b1 95% CI over "
+                        f"{summary['repeat']} seeds)")
+    for col in ("case", "n", "link", "util %", "drop %", "avg queue", "goodput Mbit/s",
+                "goodput/reno", "queue/reno", "goodput/cubic", "queue/cubic"):
+        table.add_column(col, justify="left" if col in ("case", "link") else "right")
+    for g in summary.get("groups", []):
+        m = g["metrics"]
+        links = sorted({k.split(".", 1)[0] for k in m if k.endswith(".utilization")})
+        for link in links or [""]:
+            row = [g["group"], str(g["n"]), link, cell(m.get(f"{link}.utilization"), 1, 100),
+                   cell(m.get(f"{link}.drop_pct")), cell(m.get(f"{link}.mean_pkts"), 1),
+                   cell(m.get("goodput_mbit"))]
+            for ref in ("reno", "cubic"):
+                r = g["ratios"].get(ref, {})
+                row += [cell(r.get("goodput_mbit")), cell(r.get(f"{link}.mean_pkts"))]
+            table.add_row(*row)
+    Console(width=max(Console().width, 170)).print(table)
+
+
 def reference(cases: List[Dict[str, Any]], case: Dict[str, Any], cc: str) -> Optional[Dict[str, Any]]:
-    """The case of algorithm ``cc`` with the same queue and sweep point as ``case``."""
+    """The case of algorithm ``cc`` with the same queue, sweep point and seed as ``case``."""
     return next((c for c in cases if c["cc"] == cc and c["aqm"] == case["aqm"]
-                 and c.get("point") == case.get("point")), None)
+                 and c.get("point") == case.get("point")
+                 and c.get("seed") == case.get("seed")), None)
 
 
 def _ratio(a: Optional[float], b: Optional[float]) -> str:
@@ -325,8 +364,13 @@ def build_parser(prog: str = "synctcp-testbed", backend: Optional[str] = None,
                    help="seconds excluded from the metrics (default: the scenario's warmup_s; "
                         "with --duration at most a fifth of it)")
     s.add_argument("--seed", type=int,
-                   help="seed of the HTTP workload's random arrivals and sizes, the same "
-                        "in every case (default: the scenario's seed)")
+                   help="seed of the cases' random elements: the kernel's random numbers, "
+                        "the flows' start jitter, the HTTP arrivals and sizes; the same in "
+                        "every algorithm's case (default: the scenario's seed)")
+    s.add_argument("--repeat", type=int, metavar="N",
+                   help="run each case N times, with seeds SEED .. SEED+N-1; the summary "
+                        "gives means and 95%% confidence intervals (default: the "
+                        "scenario's repeat, else 1)")
     s.add_argument("--variant", choices=VARIANTS,
                    help="the version of sync and mixreact: best, or paper for the "
                         "dissertation's algorithms (default: the scenario's, else best)")

@@ -381,7 +381,7 @@ class LocalPool:
                     yield futures[f], None, f"{type(exc).__name__}: {exc}"
 
 
-def execute(plat: Platform, cases: List[Case], out: Path, jobs: int, seed: int, log: Log,
+def execute(plat: Platform, cases: List[Case], out: Path, jobs: int, log: Log,
             progress: Optional[Callable[[], None]] = None, capture: bool = False,
             backend: str = "netns",
             on_result: Optional[Callable[[List[Optional[Dict[str, Any]]]], None]] = None,
@@ -441,7 +441,7 @@ def execute(plat: Platform, cases: List[Case], out: Path, jobs: int, seed: int, 
         plan = load_plan(out)
         stage = pool.stage_root(out)
         log(f"{n} cases on {pool.describe()}")
-        calls = [(plan, c.id, seed, capture, backend, stage) for c in cases]
+        calls = [(plan, c.id, c.seed, capture, backend, stage) for c in cases]
         for i, got, why in pool.run(calls):
             try:
                 if got is None:

@@ -638,12 +638,13 @@ def ceiling_section(run: Run) -> str:
     return out
 
 
-def reference_case(run: Run, cc: str, aqm: str,
-                   point: Optional[Dict[str, Any]] = None) -> Optional[CaseSummary]:
+def reference_case(run: Run, cc: str, aqm: str, point: Optional[Dict[str, Any]] = None,
+                   seed: Optional[int] = None) -> Optional[CaseSummary]:
     """The case of algorithm ``cc`` with queue discipline ``aqm`` (at the same sweep
-    ``point`` of the scenario, when given), if the run has one."""
+    ``point`` of the scenario and with the same ``seed``, when given), if the run has one."""
     return next((c.summary for c in run.cases if c.summary.cc == cc and c.summary.aqm == aqm
-                 and (point is None or c.summary.raw.get("point") == point)), None)
+                 and (point is None or c.summary.raw.get("point") == point)
+                 and (seed is None or c.summary.raw.get("seed") == seed)), None)
 
 
 def ratios(case: CaseSummary, ref: Optional[CaseSummary], link: str) -> List[Optional[float]]:
@@ -676,7 +677,7 @@ def summary_section(run: Run, link: str) -> str:
                  fmt(c.goodput_mbit), fmt(c.retransmits, 0)]
         cells += [fmt(c.platform_ceiling_mbit)] if ceiling else []
         for name in refs:
-            ref = reference_case(run, name.lower(), c.aqm, c.raw.get("point"))
+            ref = reference_case(run, name.lower(), c.aqm, c.raw.get("point"), c.raw.get("seed"))
             cells += [fmt(r) for r in ratios(c, ref, link)]
         rows.append(cells)
     rate = next((b.rate_mbit for c in cases for b in c.bottlenecks

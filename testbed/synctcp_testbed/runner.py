@@ -24,6 +24,7 @@ import json
 import math
 import os
 import platform as platform_mod
+import random
 import shlex
 import shutil
 import signal
@@ -205,12 +206,15 @@ def plan_case(case: Case, topo: Topology) -> Plan:
         plan.cbr_kbit, plan.cbr_bytes = tr.cbr.rate_kbit, tr.cbr.pkt_bytes
     pairs = pair_nodes(sc)
     k = 0
+    # each flow's jitter: the k-th draw of the case's seed, whatever else the case runs
+    jitter = random.Random(f"start:{sc.seed}")
 
     def add(group: str, cc: str, src: str, dst: str, rtt: float, kind: str = "bulk") -> None:
         nonlocal k
         port = (CBR_PORT if kind == "cbr" else BULK_PORT) + k
         plan.flows.append(Flow(f"f{k + 1:02d}", group, cc, src, dst, port, CPORT + k, rtt,
-                               start_s=k * tr.stagger_s, kind=kind, src_addr=topo.addr(src),
+                               start_s=k * tr.stagger_s + round(jitter.uniform(
+                                   0, tr.start_jitter_s), 3), kind=kind, src_addr=topo.addr(src),
                                dst_addr=topo.addr(dst)))
         k += 1
 
@@ -738,6 +742,7 @@ class CaseRun:
         fwd = [f for f in flows if f["group"] in ("fwd", "minority")]
         return {
             "id": self.case.id, "cc": self.case.cc, "aqm": self.case.aqm, "point": self.case.point,
+            "group": self.case.group, "seed": self.case.seed,
             "t_traffic": t0, "t_start": t_start, "t_end": t_end, "duration_s": t_end - t_start,
             "bottlenecks": bottlenecks,
             "goodput_mbit": sum(f["goodput_mbit"] for f in fwd),
@@ -943,7 +948,7 @@ def run_scenario(sc: Scenario, out: Path, ccs: Optional[List[str]] = None,
     if progress:
         for _ in earlier:
             progress()
-    results, failed = execute(plat, todo, out, njobs, sc.seed, log, progress=progress,
+    results, failed = execute(plat, todo, out, njobs, log, progress=progress,
                               capture=capture, backend=backend, on_result=partial,
                               run_here=here, pool=pool)
     results = merged(results)
@@ -994,7 +999,10 @@ def _fill_ceilings(results: List[Dict[str, Any]]) -> None:
 
 
 def _write_summary(out: Path, sc: Scenario, results: List[Dict[str, Any]]) -> None:
-    summary = {"schema": 1, "scenario": sc.name, "cases": results}
+    from .stats import groups
+
+    summary = {"schema": 1, "scenario": sc.name, "repeat": sc.repeat, "seeds": sc.seeds(),
+               "cases": results, "groups": groups(results)}
     tmp = out / "summary.json.tmp"
     tmp.write_text(json.dumps(summary, indent=1))
     tmp.replace(out / "summary.json")

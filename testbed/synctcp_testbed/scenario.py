@@ -150,7 +150,12 @@ class TrafficSpec:
     cbr: Optional[CbrSpec] = None
     #: flows start this far apart (s); 0 = all at t=0 as in Weigle
     stagger_s: float = num(0.0, 0, 86400, unit="s")
+    #: each bulk and CBR flow starts up to this much later (s), uniformly at
+    #: random from the case's seed (so the repetitions of a case differ)
+    start_jitter_s: float = num(0.0, 0, 3600, unit="s")
 
+
+SEED_MAX = 2**31 - 1
 
 #: values of the modules' "variant" parameter (kmod/core/ott_glue.h)
 VARIANTS = ("best", "paper")
@@ -165,7 +170,10 @@ class Scenario:
     aqm: List[str] = items(lambda: ["droptail"], min_length=1)
     duration_s: float = num(60.0, 1, 86400, unit="s")
     warmup_s: float = num(10.0, 0, 86400, unit="s")
-    seed: int = num(1, 0, 2**31 - 1)
+    seed: int = num(1, 0, SEED_MAX)
+    #: run every case this many times, with seeds seed, seed + 1, ...: the
+    #: summary gives each metric's mean and 95% confidence interval
+    repeat: int = num(1, 1, 1000)
     #: the version of sync and mixreact the cases run (their "variant"
     #: module parameter): "best", or "paper" for the dissertation's algorithm
     variant: str = "best"
@@ -223,6 +231,9 @@ class Scenario:
                 raise ScenarioError(f"aqm {a!r}: one of {', '.join(AQMS)}")
         if self.variant not in VARIANTS:
             raise ScenarioError(f"variant {self.variant!r}: one of {', '.join(VARIANTS)}")
+        if self.seed + self.repeat - 1 > SEED_MAX:
+            raise ScenarioError(f"seed + repeat - 1 must be at most {SEED_MAX}, not "
+                                f"{self.seed + self.repeat - 1}")
         if not self.warmup_s < self.duration_s:
             raise ScenarioError(f"warmup_s must be below duration_s ({self.duration_s:g} s), "
                                 f"not {self.warmup_s:g}")
@@ -249,16 +260,19 @@ class Scenario:
         keys = list(self.sweep)
         points = list(itertools.product(*(self.sweep[k] for k in keys))) or [()]
         out = []
-        for point in points:
-            sc = self.at(dict(zip(keys, point)))
+        # seeds outermost: a run stopped early has whole repetitions
+        for seed, point in itertools.product(self.seeds(), points):
+            sc = replace(self.at(dict(zip(keys, point))), seed=seed)
             suffix = "".join(f"-{_short(k)}{_fmt(v)}" for k, v in zip(keys, point))
-            if self.ceiling:
+            rep = f"-s{seed}" if self.repeat > 1 else ""
+            if self.ceiling and seed == self.seed:      # the platform's, once per point
                 big = max(sc.queue_pkts(), math.ceil(4 * sc.bdp_pkts()), 100)
                 out.append(Case(f"cubic-ceiling{suffix}", "cubic", "ceiling", sc,
                                 dict(zip(keys, point)), queue_limit=big))
             for aqm in aqms or self.aqm:
                 for cc in ccs or self.cc:
-                    out.append(Case(f"{cc}-{aqm}{suffix}", cc, aqm, sc, dict(zip(keys, point))))
+                    out.append(Case(f"{cc}-{aqm}{suffix}{rep}", cc, aqm, sc,
+                                    dict(zip(keys, point)), group=f"{cc}-{aqm}{suffix}"))
         # also the queues asked for by name (run --aqm), not only the validated ones
         for case in out:
             rate = case.scenario.topology.rate_mbit
@@ -268,6 +282,10 @@ class Scenario:
             except QdiscError as exc:
                 raise ScenarioError(f"case {case.id}: {exc}") from exc
         return out
+
+    def seeds(self) -> List[int]:
+        """The seeds of a case's repetitions: ``seed`` .. ``seed + repeat - 1``."""
+        return list(range(self.seed, self.seed + self.repeat))
 
     def at(self, point: Dict[str, Any]) -> "Scenario":
         """This scenario with the sweep keys set to ``point``'s values."""
@@ -293,6 +311,15 @@ class Case:
     scenario: Scenario
     point: Dict[str, Any]
     queue_limit: Optional[int] = None
+    #: the case's id without its seed: what its repetitions share ("" = id)
+    group: str = ""
+
+    def __post_init__(self) -> None:
+        self.group = self.group or self.id
+
+    @property
+    def seed(self) -> int:
+        return self.scenario.seed
 
 
 def _short(key: str) -> str:

@@ -48,7 +48,7 @@ def _run_uml(out: Path, pool: Any) -> List[Dict[str, Any]]:
     cases = sc.cases(["etcp", "reno"])
     out.mkdir()
     executor.write_plan(out, sc.as_dict(), ["etcp", "reno"], None)
-    results, failed = executor.execute(Platform("uml", "t"), cases, out, 2, 3,
+    results, failed = executor.execute(Platform("uml", "t"), cases, out, 2,
                                        log=lambda m: None, pool=pool)
     assert failed == []
     return results
@@ -123,7 +123,7 @@ def test_a_case_whose_task_failed_is_reported_not_lost(tmp_path: Path,
     executor.write_plan(tmp_path, sc.as_dict(), ["reno"], None)
     (tmp_path / cases[1].id).mkdir()
     (tmp_path / cases[1].id / "result.json").write_text("{}")      # an older attempt's
-    results, failed = executor.execute(Platform("uml", "t"), cases, tmp_path, 1, 1,
+    results, failed = executor.execute(Platform("uml", "t"), cases, tmp_path, 1,
                                        log=lambda m: None, pool=Broken(1))
     assert [r["id"] for r in results] == [cases[0].id]
     assert failed == [(cases[1].id, "KilledWorker: twice")]

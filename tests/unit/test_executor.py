@@ -58,7 +58,7 @@ def test_here_runs_every_case_in_order_and_reports_each_failure(
         except runner.RunError as exc:
             raise executor.CaseFailed(case.id, str(exc)) from exc
 
-    results, failed = executor.execute(Platform("native", "t", here=True), cases, tmp_path, 1, 1,
+    results, failed = executor.execute(Platform("native", "t", here=True), cases, tmp_path, 1,
                                        log=lambda m: None, progress=lambda: seen.append(1),
                                        run_here=here)
     assert [r["id"] for r in results] == [c.id for c in cases if c.cc != "reno"]
@@ -100,4 +100,4 @@ def test_run_scenario_refuses_parallel_real_time_cases(tmp_path: Path,
 def test_no_case_starts_no_instance(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(executor.subprocess, "run",
                         lambda *a, **kw: pytest.fail("an instance was started"))
-    assert executor.execute(Platform("tcg", "t"), [], tmp_path, 1, 1, log=lambda m: None) == ([], [])
+    assert executor.execute(Platform("tcg", "t"), [], tmp_path, 1, log=lambda m: None) == ([], [])

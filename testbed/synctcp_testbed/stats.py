@@ -1,0 +1,184 @@
+"""Repetitions of a case: each metric's mean and 95% confidence interval.
+
+A scenario with ``repeat = N`` runs every case N times, with seeds
+``seed .. seed + N - 1`` (the UML kernel's random numbers, the flows' start
+jitter, the HTTP arrivals and sizes).  A *group* is a case's repetitions:
+``summary.json``'s ``groups`` gives, per group and metric, the mean over the
+seeds and the half-width of its 95% confidence interval (Student's t with
+n - 1 degrees of freedom: the seeds are independent draws, their number
+small).
+
+Ratios to Reno and CUBIC are *paired*: the ratio of the case's metric to
+the reference case's at the same seed, sweep point and queue discipline
+(both saw the same random workload), then the mean and interval of those
+ratios.  A ratio whose reference is 0 at some seed has no value.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from scipy import stats as _st
+
+LEVEL = 0.95
+#: the algorithms the summary's ratios are to
+REFERENCES = ("reno", "cubic")
+#: per-bottleneck metrics of a case (``LINK.KEY`` in a group's metrics)
+LINK_KEYS = ("utilization", "drop_pct", "mark_pct", "mean_pkts", "p95_pkts", "mean_delay_ms",
+             "p95_delay_ms")
+#: HTTP metrics (``http.KEY``)
+HTTP_KEYS = ("responses", "errors", "median_ms", "p90_ms", "small_median_ms", "large_median_ms")
+#: the metrics ratios are given for (besides each link's utilization, queue and drops)
+RATIO_KEYS = ("goodput_mbit",)
+RATIO_LINK_KEYS = ("utilization", "mean_pkts", "drop_pct", "mean_delay_ms")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The mean of ``n`` values and its confidence interval ``mean +- ci``.
+
+    ``ci`` is None for one value (no spread to estimate); 0 when all the
+    values are equal.
+    """
+
+    mean: float
+    ci: Optional[float]
+    n: int
+
+    @property
+    def lo(self) -> Optional[float]:
+        return None if self.ci is None else self.mean - self.ci
+
+    @property
+    def hi(self) -> Optional[float]:
+        return None if self.ci is None else self.mean + self.ci
+
+    def as_dict(self) -> Dict[str, Any]:
+        return asdict(self)
+
+    def text(self, digits: int = 2, scale: float = 1.0) -> str:
+        """``mean ± ci`` (``mean`` alone for one value)."""
+        m = f"{self.mean * scale:.{digits}f}"
+        return m if self.ci is None else f"{m} \u00b1 {self.ci * scale:.{digits}f}"
+
+
+def t_quantile(df: int, level: float = LEVEL) -> float:
+    """The two-sided Student-t quantile for ``df`` degrees of freedom."""
+    if df < 1:
+        raise ValueError(f"degrees of freedom must be at least 1, not {df}")
+    return float(_st.t.ppf(0.5 + level / 2, df))
+
+
+def mean_ci(values: Iterable[float], level: float = LEVEL) -> Estimate:
+    """Mean and half-width of the ``level`` confidence interval of ``values``.
+
+    Values that are None or not finite are not counted; ValueError if none is left.
+    """
+    xs = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+    if not xs:
+        raise ValueError("no values")
+    n = len(xs)
+    mean = math.fsum(xs) / n
+    if n == 1:
+        return Estimate(mean, None, 1)
+    var = math.fsum((x - mean) ** 2 for x in xs) / (n - 1)
+    return Estimate(mean, t_quantile(n - 1, level) * math.sqrt(var / n), n)
+
+
+def case_metrics(case: Dict[str, Any]) -> Dict[str, float]:
+    """The figures of one case record (summary.json) as ``name -> value``."""
+    out: Dict[str, float] = {}
+    for key in ("goodput_mbit", "retransmits"):
+        if isinstance(case.get(key), (int, float)):
+            out[key] = float(case[key])
+    for b in case.get("bottlenecks") or []:
+        for key in LINK_KEYS:
+            if isinstance(b.get(key), (int, float)):
+                out[f"{b['link']}.{key}"] = float(b[key])
+    http = case.get("http") or {}
+    for key in HTTP_KEYS:
+        if isinstance(http.get(key), (int, float)):
+            out[f"http.{key}"] = float(http[key])
+    fwd = [f["goodput_mbit"] for f in case.get("flows") or []
+           if f.get("group") in ("fwd", "minority") and isinstance(f.get("goodput_mbit"), (int, float))]
+    if len(fwd) > 1 and sum(fwd) > 0:
+        out["jain"] = sum(fwd) ** 2 / (len(fwd) * sum(g * g for g in fwd))
+    minority = [f for f in case.get("flows") or [] if f.get("group") == "minority"]
+    if minority and len(fwd) > 1 and sum(fwd) > 0:
+        out["minority_share"] = minority[0]["goodput_mbit"] * len(fwd) / sum(fwd)
+    return out
+
+
+def _group_key(case: Dict[str, Any]) -> str:
+    return str(case.get("group") or case.get("id"))
+
+
+def _ref_key(case: Dict[str, Any], ref: str) -> Tuple[str, str, str]:
+    import json
+
+    return (ref, str(case.get("aqm")), json.dumps(case.get("point") or {}, sort_keys=True))
+
+
+def ratio_names(metrics: Iterable[str]) -> List[str]:
+    """Which of ``metrics`` get ratios to the references."""
+    return [m for m in metrics
+            if m in RATIO_KEYS or ("." in m and not m.startswith("http.")
+                                   and m.split(".", 1)[1] in RATIO_LINK_KEYS)]
+
+
+def groups(cases: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Each group of ``cases`` (its repetitions): mean and interval per metric and ratio.
+
+    A group's record: ``group``, ``cc``, ``aqm``, ``point``, ``seeds`` (the
+    seeds that ran), ``n``; ``metrics``: name -> Estimate as a dict;
+    ``ratios``: reference algorithm -> name -> Estimate of the per-seed
+    ratios (only the seeds both ran, only where the reference's value is
+    not 0).  In the order the groups first appear in ``cases``.
+    """
+    by_group: Dict[str, List[Dict[str, Any]]] = {}
+    for c in cases:
+        by_group.setdefault(_group_key(c), []).append(c)
+    # the reference cases at each (algorithm, queue, point) by seed
+    refs: Dict[Tuple[str, str, str], Dict[int, Dict[str, float]]] = {}
+    for c in cases:
+        if c.get("aqm") != "ceiling" and c.get("cc") in REFERENCES:
+            refs.setdefault(_ref_key(c, str(c["cc"])), {})[int(c.get("seed", 0))] = case_metrics(c)
+    out = []
+    for name, reps in by_group.items():
+        first = reps[0]
+        per_case = [case_metrics(c) for c in reps]
+        names = list(dict.fromkeys(k for m in per_case for k in m))
+        rec: Dict[str, Any] = {
+            "group": name, "cc": first.get("cc"), "aqm": first.get("aqm"),
+            "point": first.get("point") or {}, "seeds": [c.get("seed") for c in reps],
+            "n": len(reps),
+            "metrics": {k: mean_ci(m.get(k) for m in per_case).as_dict() for k in names
+                        if any(k in m for m in per_case)},
+            "ratios": {},
+        }
+        if first.get("aqm") != "ceiling":
+            for ref in REFERENCES:
+                at = refs.get(_ref_key(first, ref))
+                if not at:
+                    continue
+                got: Dict[str, Any] = {}
+                for k in ratio_names(names):
+                    rs = [m[k] / at[int(c.get("seed", 0))][k] for c, m in zip(reps, per_case)
+                          if k in m and int(c.get("seed", 0)) in at
+                          and at[int(c.get("seed", 0))].get(k)]
+                    if rs:
+                        got[k] = mean_ci(rs).as_dict()
+                if got:
+                    rec["ratios"][ref] = got
+        out.append(rec)
+    return out
+
+
+def estimate(d: Optional[Dict[str, Any]]) -> Optional[Estimate]:
+    """An Estimate from its dict (summary.json), None for None."""
+    if not d:
+        return None
+    return Estimate(float(d["mean"]), None if d.get("ci") is None else float(d["ci"]),
+                    int(d.get("n", 1)))
