@@ -109,10 +109,11 @@ def summary_rows(run: Run) -> Tuple[List[str], List[Dict[str, Any]]]:
 
 
 def write_summary_csv(rundir: RunLike) -> Path:
-    """Write ``RUN/summary.csv`` from ``RUN/summary.json`` and return its path.
+    """Write ``RUN/summary.csv`` and ``RUN/groups.csv`` from ``RUN/summary.json``.
 
-    This is the one writer of summary.csv (the runner calls it too), so
-    that the file is the same whether written during or after a run.
+    This is the one writer of both (the runner calls it too), so that the
+    files are the same whether written during or after a run.  Returns the
+    path of summary.csv.
     """
     run = _as_run(rundir)
     columns, rows = summary_rows(run)
@@ -122,7 +123,43 @@ def write_summary_csv(rundir: RunLike) -> Path:
         w.writerow(columns)
         for row in rows:
             w.writerow([_csv_cell(row.get(c)) for c in columns])
+    with open(run.path / "groups.csv", "w", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(GROUP_COLUMNS)
+        for row in group_rows(run):
+            w.writerow([_csv_cell(row.get(c)) for c in GROUP_COLUMNS])
     return path
+
+
+#: groups.csv: one row per case group (its repetitions), metric and reference
+GROUP_COLUMNS = ("group", "cc", "aqm", "point", "n", "seeds", "metric", "ratio_to", "mean",
+                 "ci95", "lo", "hi")
+
+
+def run_groups(run: Run) -> List[Dict[str, Any]]:
+    """The run's case groups (stats.groups of its cases)."""
+    from .stats import groups
+
+    return groups([c.summary.raw for c in run.cases])
+
+
+def group_rows(run: Run) -> List[Dict[str, Any]]:
+    """The rows of groups.csv: each group's metrics, then its ratios to Reno and CUBIC."""
+    from .stats import estimate
+
+    rows = []
+    for g in run_groups(run):
+        base = {"group": g["group"], "cc": g["cc"], "aqm": g["aqm"],
+                "point": ";".join(f"{k}={v}" for k, v in g["point"].items()), "n": g["n"],
+                "seeds": " ".join(str(x) for x in g["seeds"])}
+        items = [(m, "", d) for m, d in g["metrics"].items()]
+        items += [(m, ref, d) for ref, got in g["ratios"].items() for m, d in got.items()]
+        for metric, ref, d in items:
+            e = estimate(d)
+            assert e is not None
+            rows.append({**base, "metric": metric, "ratio_to": ref, "mean": e.mean, "ci95": e.ci,
+                         "lo": e.lo, "hi": e.hi})
+    return rows
 
 
 # --------------------------------------------------------------------------- plotting helpers
@@ -690,6 +727,43 @@ def summary_section(run: Run, link: str) -> str:
             + _table(head, rows, attrs=f' id="summary-{esc(_slug(link))}"') + note)
 
 
+def groups_section(run: Run, link: str) -> str:
+    """Mean and 95% interval over the seeds of each case group at ``link`` (repeated runs)."""
+    from .stats import estimate
+
+    gs = [g for g in run_groups(run) if f"{link}.utilization" in g["metrics"]]
+    if not any(g["n"] > 1 for g in gs):
+        return ""
+
+    def cell(d: Optional[Dict[str, Any]], digits: int = 2, scale: float = 1.0) -> str:
+        e = estimate(d)
+        return esc(e.text(digits, scale)) if e else "-"
+
+    refs = [r for r in ("reno", "cubic") if any(r in g["ratios"] for g in gs)]
+    head = ["case", "seeds", "utilization %", "drop %", "mean queue pkts", "mean queue delay ms",
+            "goodput Mbit/s", "retransmits"]
+    for r in refs:
+        head += [f"goodput \u00f7 {r}", f"queue \u00f7 {r}", f"drops \u00f7 {r}"]
+    rows = []
+    for g in gs:
+        m = g["metrics"]
+        cells = [esc(g["group"]), esc(" ".join(str(x) for x in g["seeds"])),
+                 cell(m.get(f"{link}.utilization"), 1, 100), cell(m.get(f"{link}.drop_pct")),
+                 cell(m.get(f"{link}.mean_pkts"), 1), cell(m.get(f"{link}.mean_delay_ms"), 1),
+                 cell(m.get("goodput_mbit")), cell(m.get("retransmits"), 0)]
+        for r in refs:
+            got = g["ratios"].get(r, {})
+            cells += [cell(got.get("goodput_mbit")), cell(got.get(f"{link}.mean_pkts")),
+                      cell(got.get(f"{link}.drop_pct"))]
+        rows.append(cells)
+    return (f"<h2>{esc(link)}: mean \u00b1 95% confidence interval over the seeds</h2>\n"
+            + _table(head, rows, attrs=f' id="groups-{esc(_slug(link))}"')
+            + "<p class=note>Student-t intervals over the repetitions of each case (seeds "
+              "listed); ratios are paired: each seed's case over the reference algorithm's "
+              "case of the same seed, queue discipline and sweep point (groups.csv has "
+              "every metric).</p>")
+
+
 def http_section(run: Run) -> str:
     """Table of the HTTP summary of each case that has one (empty if none has)."""
     cases = [c.summary for c in run.cases if c.summary.http]
@@ -747,6 +821,7 @@ def render_report(run: Run, plots: Sequence[Path]) -> str:
         f"<h1>{esc(title)}</h1>",
         f"<p class=note>{len(run.cases)} case(s): {esc(', '.join(c.id for c in run.cases))}</p>",
         meta_section(run), ceiling_section(run),
+        *(groups_section(run, link) for link in links),
         *(summary_section(run, link) for link in links),
         http_section(run), flows_section(run), plots_section(plots),
         f"<p class=note>Generated by synctcp_testbed.report at "

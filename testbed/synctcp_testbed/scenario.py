@@ -28,7 +28,7 @@ PRESET_DIR = Path(__file__).with_name("scenarios")
 #: sender MSS on a 1500-byte MTU with timestamps (what "segments" means here)
 MSS_BYTES = 1448
 KINDS = ("dumbbell", "parking-lot", "chain")
-SWEEPABLE = ("rate_mbit", "queue_pkts", "http_load_pct", "bulk_rev", "rev_load")
+SWEEPABLE = ("rate_mbit", "queue_pkts", "http_load_pct", "bulk_rev", "rev_load", "flows_per_pair")
 
 
 class ScenarioError(ValueError):
@@ -297,6 +297,8 @@ class Scenario:
                 traffic = replace(traffic, http_load_pct=v)
             elif k in ("bulk_rev", "rev_load"):     # rev_load: another name of bulk_rev
                 traffic = replace(traffic, bulk_rev=v)
+            elif k == "flows_per_pair":
+                traffic = replace(traffic, flows_per_pair=v)
         return replace(self, topology=topo, traffic=traffic, sweep={})
 
     def as_dict(self) -> Dict[str, Any]:
@@ -324,7 +326,7 @@ class Case:
 
 def _short(key: str) -> str:
     return {"rate_mbit": "rate", "queue_pkts": "q", "http_load_pct": "load",
-            "bulk_rev": "rev", "rev_load": "rev"}.get(key, key)
+            "bulk_rev": "rev", "rev_load": "rev", "flows_per_pair": "flows"}.get(key, key)
 
 
 def _fmt(v: Any) -> str:
