@@ -1,18 +1,22 @@
 """``make bench``: the benchmark set, with every figure next to Reno and CUBIC.
 
-Runs the presets of the benchmark set (scaled to a bench-sized duration)
-and prints, per scenario, each algorithm's figures with its ratio to Reno
-and to CUBIC *of the same run*:
+Runs the presets of the benchmark set (scaled to a bench-sized duration,
+each case with several seeds) and prints, per scenario, each algorithm's
+figures as mean ± 95% confidence interval over the seeds, with its ratio to
+Reno and to CUBIC *of the same run* (paired by seed):
 
 * ``weigle-ftp``: the columns of Weigle's Table 4.3 (utilization %,
   drop %, average queue in packets at the forward bottleneck R0->R1) for
-  reno, cubic, bbr, vegas, sync and mixreact;
+  reno, cubic, bbr, vegas, sync and mixreact, and the large-buffer CUBIC
+  case: what the platform itself carries;
 * ``gu-smallbuffer``: link utilization of etcp, reno and cubic at each
   capacity, with the large-buffer CUBIC ceiling the platform reached.
 
-Benchmarks report; they do not assert.  Each scenario's run directory
-(with report.html) is kept under ``--out``, and the tables in
-``--out/bench.txt``.
+The full set (60 s and 30 s, 5 seeds) takes under 60 minutes on the
+2-core machine of the README; ``--quick`` (20 s and 10 s, 3 seeds) under
+10 (docs/scaling.md has the figures).  Benchmarks report; they do not
+assert.  Each scenario's run directory (with report.html) is kept under
+``--out``, and the tables in ``--out/bench.txt``.
 """
 
 from __future__ import annotations
@@ -27,71 +31,78 @@ from typing import Any, Dict, List, Optional, Sequence
 from rich.console import Console
 from rich.table import Table
 
-#: preset -> (duration s, warm-up s) of its bench-sized run
-BENCH = {"weigle-ftp": (60.0, 15.0), "gu-smallbuffer": (20.0, 5.0)}
-#: ``--quick``: the quick set, gu-smallbuffer's 20 cases at 10 s each (docs/scaling.md)
-QUICK = {"only": "gu-smallbuffer", "duration": 10.0}
+from .stats import estimate, groups
+
+#: preset -> (duration s, warm-up s, seeds) of its bench-sized run
+BENCH = {"weigle-ftp": (60.0, 15.0, 5), "gu-smallbuffer": (30.0, 5.0, 5)}
+#: ``--quick``: both presets, shorter and with fewer seeds (within 10 minutes on 2 cores)
+QUICK = {"weigle-ftp": (20.0, 5.0, 3), "gu-smallbuffer": (10.0, 2.5, 3)}
 
 
-def _ratio(a: Optional[float], b: Optional[float]) -> str:
-    return "-" if a is None or not b else f"{a / b:.2f}"
+def _groups(summary: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """The summary's case groups (recomputed: older summaries have none)."""
+    return groups(summary["cases"])
 
 
-def _find(cases: List[Dict[str, Any]], cc: str, point: Any) -> Optional[Dict[str, Any]]:
-    return next((c for c in cases if c["cc"] == cc and c["aqm"] != "ceiling"
-                 and c.get("point") == point), None)
+def _cell(d: Optional[Dict[str, Any]], digits: int = 2, scale: float = 1.0) -> str:
+    e = estimate(d)
+    return e.text(digits, scale) if e else "-"
 
 
-def _link(case: Optional[Dict[str, Any]], link: str) -> Optional[Dict[str, Any]]:
-    if case is None:
-        return None
-    return next((b for b in case["bottlenecks"] if b["link"] == link), None)
+def _find(gs: List[Dict[str, Any]], cc: str, point: Any) -> Optional[Dict[str, Any]]:
+    return next((g for g in gs if g["cc"] == cc and g["aqm"] != "ceiling"
+                 and g.get("point") == point), None)
+
+
+def _ceiling(gs: List[Dict[str, Any]], point: Any) -> Optional[Dict[str, Any]]:
+    return next((g for g in gs if g["aqm"] == "ceiling" and g.get("point") == point), None)
 
 
 def weigle_table(summary: Dict[str, Any], link: str = "r0r1") -> Table:
-    """Table 4.3's columns at ``link``, with ratios to Reno and CUBIC."""
-    t = Table(title=f"weigle-ftp (Table 4.3 columns, bottleneck {link})")
+    """Table 4.3's columns at ``link`` (mean ± 95% CI), paired ratios to Reno and CUBIC."""
+    gs = _groups(summary)
+    n = max((g["n"] for g in gs), default=1)
+    t = Table(title=f"weigle-ftp (Table 4.3 columns, bottleneck {link}; mean \u00b1 95% CI "
+                    f"over {n} seeds, ratios paired by seed)")
     for col in ("algorithm", "util %", "drop %", "avg queue pkts", "util/reno", "drop/reno",
                 "queue/reno", "util/cubic", "drop/cubic", "queue/cubic"):
         t.add_column(col, justify="left" if col == "algorithm" else "right")
-    cases = [c for c in summary["cases"] if c["aqm"] != "ceiling"]
-    for c in summary["cases"]:
-        b = _link(c, link)
-        if b is None:
+    for g in gs:
+        m = g["metrics"]
+        if f"{link}.utilization" not in m:
             continue
-        name = c["cc"] if c["aqm"] != "ceiling" else "cubic, large buffer (platform ceiling)"
-        row = [name, f"{100 * b['utilization']:.2f}", f"{b['drop_pct']:.2f}",
-               f"{b['mean_pkts']:.2f}"]
+        name = g["cc"] if g["aqm"] != "ceiling" else "cubic, large buffer (platform ceiling)"
+        row = [name, _cell(m[f"{link}.utilization"], 2, 100), _cell(m.get(f"{link}.drop_pct")),
+               _cell(m.get(f"{link}.mean_pkts"))]
         for ref in ("reno", "cubic"):
-            rb = _link(_find(cases, ref, c.get("point")), link)
-            row += [_ratio(b["utilization"], rb and rb["utilization"]),
-                    _ratio(b["drop_pct"], rb and rb["drop_pct"]),
-                    _ratio(b["mean_pkts"], rb and rb["mean_pkts"])]
+            r = g["ratios"].get(ref, {})
+            row += [_cell(r.get(f"{link}.utilization")), _cell(r.get(f"{link}.drop_pct")),
+                    _cell(r.get(f"{link}.mean_pkts"))]
         t.add_row(*row)
     return t
 
 
 def gu_table(summary: Dict[str, Any], link: str = "lr") -> Table:
-    """Utilization of each algorithm at each capacity, with ratios and the ceiling."""
-    t = Table(title=f"gu-smallbuffer (20-packet buffer, 100 ms; bottleneck {link})")
+    """Utilization of each algorithm at each capacity (mean ± 95% CI), ratios and the ceiling."""
+    gs = _groups(summary)
+    n = max((g["n"] for g in gs), default=1)
+    t = Table(title=f"gu-smallbuffer (20-packet buffer, 100 ms; bottleneck {link}; mean "
+                    f"\u00b1 95% CI over {n} seeds)")
     for col in ("capacity Mbit/s", "algorithm", "util %", "drop %", "avg queue", "util/reno",
                 "util/cubic", "ceiling util %"):
         t.add_column(col, justify="left" if col == "algorithm" else "right")
-    cases = summary["cases"]
-    for c in cases:
-        if c["aqm"] == "ceiling":
+    for g in gs:
+        m = g["metrics"]
+        if g["aqm"] == "ceiling" or f"{link}.utilization" not in m:
             continue
-        b = _link(c, link)
-        if b is None:
-            continue
-        ceil = next((_link(x, link) for x in cases
-                     if x["aqm"] == "ceiling" and x.get("point") == c.get("point")), None)
-        row = [f"{b['rate_mbit']:g}", c["cc"], f"{100 * b['utilization']:.1f}",
-               f"{b['drop_pct']:.2f}", f"{b['mean_pkts']:.1f}"]
+        ceil = _ceiling(gs, g.get("point"))
+        rate = (g.get("point") or {}).get("rate_mbit")
+        row = [f"{rate:g}" if rate is not None else "-", g["cc"],
+               _cell(m[f"{link}.utilization"], 1, 100), _cell(m.get(f"{link}.drop_pct")),
+               _cell(m.get(f"{link}.mean_pkts"), 1)]
         for ref in ("reno", "cubic"):
-            rb = _link(_find(cases, ref, c.get("point")), link)
-            row.append(_ratio(b["utilization"], rb and rb["utilization"]))
-        row.append(f"{100 * ceil['utilization']:.1f}" if ceil else "-")
+            row.append(_cell(g["ratios"].get(ref, {}).get(f"{link}.utilization")))
+        row.append(_cell(ceil["metrics"].get(f"{link}.utilization"), 1, 100) if ceil else "-")
         t.add_row(*row)
     return t
 
@@ -108,7 +119,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     "native where this host loads modules, else uml; docs/platform.md)")
     ap.add_argument("--jobs", type=int, help="cases at once on uml (default: the number of cores)")
     ap.add_argument("--quick", action="store_true",
-                    help=f"the quick set: --only {QUICK['only']} --duration {QUICK['duration']:g}")
+                    help="the quick set: both presets, "
+                         + ", ".join(f"{k} {d:g} s x {n} seeds" for k, (d, _, n) in QUICK.items())
+                         + " (within 10 minutes on 2 cores)")
+    ap.add_argument("--repeat", type=int, metavar="N",
+                    help="seeds per case (default: 5, --quick 3)")
     ap.add_argument("--dask", metavar="ADDRESS",
                     help="run the cases on the Dask scheduler at ADDRESS (docs/scaling.md)")
     ap.add_argument("--slurm", action="store_true",
@@ -121,14 +136,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--tables-only", action="store_true",
                     help="print the tables of existing run directories, run nothing")
     args = ap.parse_args(argv)
-    if args.quick:
-        if args.only or args.duration:
-            ap.error("--quick is --only gu-smallbuffer --duration 10: not with --only or --duration")
-        args.only, args.duration = QUICK["only"], QUICK["duration"]
+    sizes = QUICK if args.quick else BENCH
     names = args.only.split(",") if args.only else list(BENCH)
     unknown = [n for n in names if n not in BENCH]
     if unknown:
         ap.error(f"not in the bench set: {', '.join(unknown)} (have {', '.join(BENCH)})")
+    if args.repeat is not None and args.repeat < 1:
+        ap.error(f"--repeat {args.repeat}: at least 1")
     from .cli import main as testbed
 
     console = Console(width=160, record=True)
@@ -138,12 +152,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for name in names:
         rundir = out / name
         if not args.tables_only:
-            dur, warm = BENCH[name]
+            dur, warm, seeds = sizes[name]
             if args.duration:
                 dur, warm = args.duration, min(warm, args.duration / 4)
             t0 = time.monotonic()
             code = testbed(["run", name, "--duration", f"{dur:g}", "--warmup", f"{warm:g}",
-                            "--out", str(rundir),
+                            "--repeat", str(args.repeat or seeds), "--out", str(rundir),
                             *(["--platform", args.platform] if args.platform else []),
                             *(["--jobs", str(args.jobs)] if args.jobs else []),
                             *(["--dask", args.dask] if args.dask else []),

@@ -6,6 +6,7 @@
     synctcp-testbed run my.toml --aqm droptail,red-ecn --out results/my
     synctcp-testbed run gu-smallbuffer --backend mininet   the same cases on Mininet
     synctcp-testbed report RUNDIR                regenerate plots and report.html
+    synctcp-testbed ledger RUNDIR...             the seeds' claims and verdicts: docs/results.md
 
 ``run`` runs the cases on a platform (``--platform``, docs/platform.md):
 this host's kernel where it can load the modules (root), else User-Mode
@@ -61,6 +62,13 @@ def cmd_show(args: argparse.Namespace) -> int:
     for c in sc.cases():
         print(f"  {c.id}")
     return 0
+
+
+def cmd_ledger(args: argparse.Namespace) -> int:
+    from .ledger import main as ledger_main
+
+    return ledger_main([*args.rundirs, "--out", args.out,
+                        *(["--figures", args.figures] if args.figures else [])])
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -411,6 +419,14 @@ def build_parser(prog: str = "synctcp-testbed", backend: Optional[str] = None,
     g.add_argument("--shared-dir", metavar="DIR",
                    help="a directory the workers and this host both see: cases are written "
                         "there instead of being sent back")
+    s = sub.add_parser("ledger", help="the seeds' claims against run directories: docs/results.md",
+                       description="Write docs/results.md: each claim of the seed papers with "
+                       "the paper's figures, ours from the run directories (mean and 95% "
+                       "confidence interval over their seeds), the checks and a verdict.")
+    s.add_argument("rundirs", nargs="+", metavar="RUNDIR", help="run directories written by run")
+    s.add_argument("--out", default="docs/results.md", help="the file (default: docs/results.md)")
+    s.add_argument("--figures", metavar="DIR",
+                   help="directory of its plots (default: results/ next to --out)")
     s = sub.add_parser("report", help="regenerate plots, summary.csv and report.html",
                        description="Regenerate summary.csv, the plots and report.html of a "
                        "run directory.")
@@ -421,7 +437,7 @@ def build_parser(prog: str = "synctcp-testbed", backend: Optional[str] = None,
 def main(argv: Optional[Sequence[str]] = None, prog: str = "synctcp-testbed") -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    commands = {"list": cmd_list, "show": cmd_show, "report": cmd_report}
+    commands = {"list": cmd_list, "show": cmd_show, "report": cmd_report, "ledger": cmd_ledger}
     try:
         rc = commands[args.command](args) if args.command in commands else cmd_run(args, argv)
         sys.stdout.flush()          # a closed pipe shows here, not at exit

@@ -31,7 +31,7 @@ LINK_KEYS = ("utilization", "drop_pct", "mark_pct", "mean_pkts", "p95_pkts", "me
 #: HTTP metrics (``http.KEY``)
 HTTP_KEYS = ("responses", "errors", "median_ms", "p90_ms", "small_median_ms", "large_median_ms")
 #: the metrics ratios are given for (besides each link's utilization, queue and drops)
-RATIO_KEYS = ("goodput_mbit",)
+RATIO_KEYS = ("goodput_mbit", "goodput_util")
 RATIO_LINK_KEYS = ("utilization", "mean_pkts", "drop_pct", "mean_delay_ms")
 
 
@@ -97,6 +97,9 @@ def case_metrics(case: Dict[str, Any]) -> Dict[str, float]:
         for key in LINK_KEYS:
             if isinstance(b.get(key), (int, float)):
                 out[f"{b['link']}.{key}"] = float(b[key])
+    rates = [b.get("rate_mbit") for b in case.get("bottlenecks") or []]
+    if "goodput_mbit" in out and rates and isinstance(rates[0], (int, float)) and rates[0] > 0:
+        out["goodput_util"] = out["goodput_mbit"] / float(rates[0])
     http = case.get("http") or {}
     for key in HTTP_KEYS:
         if isinstance(http.get(key), (int, float)):

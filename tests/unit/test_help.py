@@ -92,7 +92,8 @@ def test_run_help_lists_the_queue_disciplines_and_says_where_cases_run(
     assert ", ".join(AQMS) in out
     assert "where it can load the modules, else User-Mode Linux on simulated time" in out
     assert "--platform {native,kvm,uml,tcg}" in out and "--jobs N" in out
-    assert "--seed SEED seed of the HTTP workload" in out
+    assert "--seed SEED seed of the cases' random elements" in out
+    assert "--repeat N run each case N times" in out
     assert "Exit codes: 0 done, 1 a case failed, 2 bad input." in out
 
 

@@ -1,0 +1,554 @@
+"""``synctcp-testbed ledger RUNDIR...``: the seeds' claims against our runs.
+
+Writes ``docs/results.md`` (``--out``): one section per claim of the seed
+papers, with the paper's own figures, ours from the run directories given
+(mean and 95% confidence interval over the seeds, with the platform, kernel
+and commit they came from), the checks that decide the verdict and the
+verdict: **holds**, **holds partly** or **fails** (or **not measured** when
+no run directory of the claim was given).  The plots it cites go to
+``--figures`` (default: ``results/`` next to the output).
+
+Each run directory belongs to the claim its scenario's name starts with
+(``weigle-ftp``, ``weigle-http``, ``gu-``, ``holl``, ``martin``,
+``reverse-path``); several directories of one claim are read together (e.g.
+``gu-etcp-full`` and ``gu-etcp-1g``).  The checks are the rules written in
+each claim's section; every figure is computed from ``summary.json``, so
+the file can be regenerated from the same directories at any time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from .rundir import Run, RunDirError, load_run
+from .stats import Estimate, case_metrics, mean_ci
+
+#: how a verdict reads, from its checks
+HOLDS, PARTLY, FAILS, UNMEASURED = "holds", "holds partly", "fails", "not measured"
+#: the algorithms' names in the papers
+PAPER_NAME = {"reno": "TCP Reno", "sync": "Sync-TCP(Pcwnd)", "mixreact": "Sync-TCP(MixReact)",
+              "etcp": "E-TCP"}
+
+
+class LedgerError(Exception):
+    """A run directory the ledger cannot use; the message says why."""
+
+
+@dataclass
+class Check:
+    """One rule of a claim and what our runs gave for it (``ok`` None: not testable)."""
+
+    rule: str
+    ok: Optional[bool]
+    got: str
+
+
+@dataclass
+class Section:
+    key: str
+    title: str
+    claim: str
+    paper: str
+    runs: List[Run] = field(default_factory=list)
+    ours: str = ""
+    checks: List[Check] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)
+    figures: List[Path] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> str:
+        known = [c.ok for c in self.checks if c.ok is not None]
+        if not self.runs or not known:
+            return UNMEASURED
+        if all(known):
+            return HOLDS
+        return FAILS if not any(known) else PARTLY
+
+
+# --------------------------------------------------------------------------- figures of cases
+
+Cases = List[Dict[str, Any]]
+
+
+def _point(case: Dict[str, Any], **extra: Any) -> Dict[str, Any]:
+    return {**(case.get("point") or {}), **extra}
+
+
+def by_seed(cases: Cases, cc: str, where: Callable[[Dict[str, Any]], bool] = lambda c: True
+            ) -> Dict[int, Dict[str, float]]:
+    """The metrics of algorithm ``cc``'s cases (not the ceiling's) that ``where`` keeps, by seed."""
+    return {int(c.get("seed", 1)): case_metrics(c) for c in cases
+            if c.get("cc") == cc and c.get("aqm") != "ceiling" and where(c)}
+
+
+def over_seeds(runs: Dict[int, Dict[str, float]], metric: str,
+               scale: float = 1.0) -> Optional[Estimate]:
+    xs = [m[metric] * scale for m in runs.values() if metric in m]
+    return mean_ci(xs) if xs else None
+
+
+def paired(a: Dict[int, Dict[str, float]], b: Dict[int, Dict[str, float]], metric: str,
+           op: str = "ratio", scale: float = 1.0) -> Optional[Estimate]:
+    """Per seed ``a / b`` (``op="ratio"``, where b is not 0) or ``a - b`` (``"diff"``)."""
+    xs = []
+    for seed in sorted(set(a) & set(b)):
+        x, y = a[seed].get(metric), b[seed].get(metric)
+        if x is None or y is None:
+            continue
+        if op == "ratio":
+            if y:
+                xs.append(x / y)
+        else:
+            xs.append((x - y) * scale)
+    return mean_ci(xs) if xs else None
+
+
+def txt(e: Optional[Estimate], digits: int = 2, scale: float = 1.0) -> str:
+    return e.text(digits, scale) if e is not None else "-"
+
+
+def _table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def _all_cases(runs: Sequence[Run]) -> Cases:
+    return [c.summary.raw for r in runs for c in r.cases]
+
+
+def _below(e: Optional[Estimate], bound: float) -> Optional[bool]:
+    """Whether ``e`` is below ``bound`` beyond its interval (None: no figure)."""
+    if e is None:
+        return None
+    return (e.hi if e.hi is not None else e.mean) < bound
+
+
+def _at_least(e: Optional[Estimate], bound: float) -> Optional[bool]:
+    """Whether ``e`` is not below ``bound`` beyond its interval."""
+    if e is None:
+        return None
+    return (e.hi if e.hi is not None else e.mean) >= bound
+
+
+def _above(e: Optional[Estimate], bound: float) -> Optional[bool]:
+    """Whether ``e`` is above ``bound`` beyond its interval."""
+    if e is None:
+        return None
+    return (e.lo if e.lo is not None else e.mean) > bound
+
+
+def _plot_bars(path: Path, title: str, labels: Sequence[str],
+               series: Sequence[Tuple[str, Sequence[Optional[Estimate]]]], ylabel: str,
+               ref: Optional[Sequence[Optional[float]]] = None, ref_label: str = "") -> Path:
+    """Grouped bars with 95% intervals (and the paper's values as markers)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.9 * len(labels) + 2), 3.4))
+    n = len(series)
+    width = 0.8 / max(1, n)
+    for i, (name, ests) in enumerate(series):
+        xs = [k + (i - (n - 1) / 2) * width for k in range(len(labels))]
+        ys = [e.mean if e else 0.0 for e in ests]
+        errs = [(e.ci or 0.0) if e else 0.0 for e in ests]
+        ax.bar(xs, ys, width=width * 0.95, yerr=errs, capsize=3, label=name)
+    if ref is not None:
+        pts = [(k, v) for k, v in enumerate(ref) if v is not None]
+        if pts:
+            ax.scatter([k for k, _ in pts], [v for _, v in pts], marker="D", color="black",
+                       zorder=3, label=ref_label)
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels(labels)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.grid(axis="y", alpha=0.3)
+    if n > 1 or ref is not None:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+# --------------------------------------------------------------------------- the claims
+
+FTP_PAPER = {"reno": (90.59, 1.56, 41.51), "sync": (91.97, 0.06, 26.49),
+             "mixreact": (85.79, 1.03, 30.97)}
+FTP_ORDER = ("reno", "cubic", "bbr", "vegas", "sync", "mixreact")
+
+
+def ftp(sec: Section, figs: Path) -> None:
+    cases = _all_cases(sec.runs)
+    link = "r0r1"
+    runs = {cc: by_seed(cases, cc) for cc in FTP_ORDER}
+    reno = runs["reno"]
+    rows = []
+    for cc in FTP_ORDER:
+        r = runs[cc]
+        if not r:
+            continue
+        paper = FTP_PAPER.get(cc)
+        rows.append([cc, str(len(r)), txt(over_seeds(r, f"{link}.utilization"), 2, 100),
+                     txt(over_seeds(r, f"{link}.drop_pct")), txt(over_seeds(r, f"{link}.mean_pkts"), 1),
+                     txt(over_seeds(r, "goodput_mbit")),
+                     txt(paired(r, reno, f"{link}.utilization", "diff", 100), 2),
+                     txt(paired(r, reno, f"{link}.drop_pct")),
+                     txt(paired(r, reno, f"{link}.mean_pkts")),
+                     " / ".join(f"{v:g}" for v in paper) if paper else "-"])
+    sec.ours = _table(["algorithm", "seeds", "utilization % R0→R1", "drop %", "avg queue pkts",
+                       "goodput Mbit/s", "util − Reno (pp)", "drops ÷ Reno", "queue ÷ Reno",
+                       "paper: util / drop / queue"], rows)
+    for cc, slack in (("sync", 1.0), ("mixreact", 5.0)):
+        r = runs[cc]
+        if not r or not reno:
+            continue
+        name = PAPER_NAME[cc]
+        q = paired(r, reno, f"{link}.mean_pkts")
+        sec.checks.append(Check(f"{name}: mean queue below Reno's (paired ratio < 1 beyond its CI)",
+                                _below(q, 1.0), f"queue ÷ Reno {txt(q)} (paper "
+                                f"{FTP_PAPER[cc][2] / FTP_PAPER['reno'][2]:.2f})"))
+        reno_drop = over_seeds(reno, f"{link}.drop_pct")
+        d = paired(r, reno, f"{link}.drop_pct")
+        testable = reno_drop is not None and reno_drop.mean >= 0.01
+        sec.checks.append(Check(f"{name}: drop rate below Reno's (paired ratio < 1 beyond its CI)",
+                                _below(d, 1.0) if testable else None,
+                                f"drops ÷ Reno {txt(d)} (paper "
+                                f"{FTP_PAPER[cc][1] / FTP_PAPER['reno'][1]:.2f})"
+                                + ("" if testable else "; Reno drops < 0.01%: not testable")))
+        u = paired(r, reno, f"{link}.utilization", "diff", 100)
+        sec.checks.append(Check(f"{name}: utilization at most {slack:g} points below Reno's",
+                                _at_least(u, -slack), f"util − Reno {txt(u)} pp (paper "
+                                f"{FTP_PAPER[cc][0] - FTP_PAPER['reno'][0]:+.2f})"))
+    labels = [cc for cc in FTP_ORDER if runs[cc]]
+    for metric, scale, ylabel, col, stem in (
+            (f"{link}.mean_pkts", 1.0, "average queue (packets)", 2, "queue"),
+            (f"{link}.drop_pct", 1.0, "drop %", 1, "drops"),
+            (f"{link}.utilization", 100.0, "utilization % of R0→R1", 0, "util")):
+        sec.figures.append(_plot_bars(
+            figs / f"weigle-ftp-{stem}.png", f"Weigle Table 4.3 view: {ylabel}, mean ± 95% CI",
+            labels, [("ours", [over_seeds(runs[cc], metric, scale) for cc in labels])], ylabel,
+            [FTP_PAPER[cc][col] if cc in FTP_PAPER else None for cc in labels], "paper"))
+
+
+def reverse(sec: Section, figs: Path) -> None:
+    cases = _all_cases(sec.runs)
+    order = ("reno", "cubic", "vegas", "bbr", "sync", "mixreact")
+
+    def rev(on: bool) -> Callable[[Dict[str, Any]], bool]:
+        return lambda c: bool((c.get("point") or {}).get("bulk_rev",
+                                                          (c.get("point") or {}).get("rev_load"))) == on
+
+    off = {cc: by_seed(cases, cc, rev(False)) for cc in order}
+    on = {cc: by_seed(cases, cc, rev(True)) for cc in order}
+    kept = {cc: paired(on[cc], off[cc], "goodput_mbit") for cc in order}
+    rows = []
+    for cc in order:
+        if not on[cc]:
+            continue
+        rows.append([cc, str(len(on[cc])), txt(over_seeds(off[cc], "goodput_mbit")),
+                     txt(over_seeds(on[cc], "goodput_mbit")), f"**{txt(kept[cc])}**",
+                     txt(over_seeds(on[cc], "lr.mean_delay_ms"), 1),
+                     txt(paired(on[cc], on["reno"], "lr.mean_delay_ms")),
+                     txt(over_seeds(on[cc], "lr-rev.mean_delay_ms"), 1)])
+    sec.ours = _table(["algorithm", "seeds", "goodput, reverse idle (Mbit/s)",
+                       "goodput, reverse loaded", "goodput kept (paired)",
+                       "forward queue delay ms (loaded)", "forward queue ÷ Reno (loaded)",
+                       "reverse queue delay ms"], rows)
+    for cc in ("sync", "mixreact"):
+        if kept[cc] is None:
+            continue
+        sec.checks.append(Check(f"{cc}: keeps at least 0.9 of its goodput when the ACK path is "
+                                f"loaded", _at_least(kept[cc], 0.9), f"kept {txt(kept[cc])}"))
+        if kept["vegas"] is not None:
+            per = {s: {"k": on[cc][s]["goodput_mbit"] / off[cc][s]["goodput_mbit"]}
+                   for s in set(on[cc]) & set(off[cc]) if off[cc][s].get("goodput_mbit")}
+            veg = {s: {"k": on["vegas"][s]["goodput_mbit"] / off["vegas"][s]["goodput_mbit"]}
+                   for s in set(on["vegas"]) & set(off["vegas"]) if off["vegas"][s].get("goodput_mbit")}
+            d = paired(per, veg, "k", "diff")
+            sec.checks.append(Check(f"{cc}: keeps more than Vegas (RTT-based) beyond the CI",
+                                    _above(d, 0.0), f"kept − Vegas's {txt(d)}"))
+    labels = [cc for cc in order if kept[cc] is not None]
+    if labels:
+        sec.figures.append(_plot_bars(figs / "reverse-path-kept.png",
+                                      "goodput kept with the ACK path loaded, mean ± 95% CI",
+                                      labels, [("kept", [kept[cc] for cc in labels])],
+                                      "goodput(loaded) ÷ goodput(idle)"))
+
+
+#: the M/M/1/20 model's utilization (spec/etcp.md; derived, not the paper's)
+GU_MODEL = {10.0: (0.703, 0.949), 100.0: (0.560, 0.890), 1000.0: (0.450, 0.881)}
+
+
+def _rate(c: Dict[str, Any]) -> float:
+    b = (c.get("bottlenecks") or [{}])[0]
+    return float(b.get("rate_mbit") or (c.get("point") or {}).get("rate_mbit") or 0)
+
+
+def gu(sec: Section, figs: Path) -> None:
+    cases = _all_cases(sec.runs)
+    rates = sorted({_rate(c) for c in cases if c.get("aqm") != "ceiling"})
+    flows = sorted({int((c.get("point") or {}).get("flows_per_pair", 1)) for c in cases})
+    rows = []
+    for n in flows:
+        etcp_u: Dict[float, Optional[Estimate]] = {}
+        reno_u: Dict[float, Optional[Estimate]] = {}
+        gap: Dict[float, Optional[Estimate]] = {}
+        for rate in rates:
+            def at(c: Dict[str, Any], rate: float = rate) -> bool:
+                return _rate(c) == rate and int((c.get("point") or {}).get("flows_per_pair", 1)) == n
+            e, r, cu = (by_seed(cases, cc, at) for cc in ("etcp", "reno", "cubic"))
+            if not e and not r:
+                continue
+            etcp_u[rate], reno_u[rate] = over_seeds(e, "goodput_util"), over_seeds(r, "goodput_util")
+            gap[rate] = paired(e, r, "goodput_util", "diff")
+            model = GU_MODEL.get(rate)
+            rows.append([f"{rate:g}", str(n), str(len(e)), txt(etcp_u[rate], 3),
+                         txt(reno_u[rate], 3), txt(over_seeds(cu, "goodput_util"), 3),
+                         txt(gap[rate], 3), txt(over_seeds(e, "lr.drop_pct"), 2),
+                         f"{model[1]:.3f} / {model[0]:.3f}" if model else "-"])
+        got = [rt for rt in rates if etcp_u.get(rt) is not None]
+        if not got:
+            continue
+        lo = [f"{rt:g}: {txt(etcp_u[rt], 3)}" for rt in got]
+        sec.checks.append(Check(f"{n} flow(s): E-TCP's utilization at least 0.80 at every capacity",
+                                all(_at_least(etcp_u[rt], 0.80) for rt in got), "; ".join(lo)))
+        if len(got) > 1:
+            first, last = etcp_u[got[0]], etcp_u[got[-1]]
+            assert first is not None and last is not None
+            sec.checks.append(Check(
+                f"{n} flow(s): E-TCP's utilization flat with capacity (at {got[-1]:g} Mbit/s no "
+                f"more than 5 points below {got[0]:g})", last.mean >= first.mean - 0.05,
+                f"{txt(last, 3)} vs {txt(first, 3)}"))
+        high = [rt for rt in got if rt >= 100 and gap.get(rt) is not None]
+        if high:
+            sec.checks.append(Check(
+                f"{n} flow(s): E-TCP above Reno at every capacity ≥ 100 Mbit/s beyond the CI",
+                all(_above(gap[rt], 0.0) for rt in high),
+                "; ".join(f"{rt:g}: {txt(gap[rt], 3)}" for rt in high)))
+        rg = [rt for rt in got if reno_u.get(rt) is not None]
+        if len(rg) > 1:
+            means = [reno_u[rt].mean for rt in rg]      # type: ignore[union-attr]
+            sec.checks.append(Check(f"{n} flow(s): Reno's utilization falls as capacity grows",
+                                    all(b < a for a, b in zip(means, means[1:])),
+                                    "; ".join(f"{rt:g}: {txt(reno_u[rt], 3)}" for rt in rg)))
+        sec.figures.append(_plot_bars(
+            figs / f"gu-utilization-{n}flow.png",
+            f"{n} flow(s), 20-packet buffer, 100 ms: goodput ÷ capacity, mean ± 95% CI",
+            [f"{rt:g} Mbit/s" for rt in got],
+            [("etcp", [etcp_u.get(rt) for rt in got]), ("reno", [reno_u.get(rt) for rt in got])],
+            "utilization", [GU_MODEL[rt][1] if rt in GU_MODEL else None for rt in got],
+            "E-TCP model (derived)"))
+    sec.ours = _table(["capacity Mbit/s", "flows", "seeds", "E-TCP util", "Reno util",
+                       "CUBIC util", "E-TCP − Reno (paired)", "E-TCP drop %",
+                       "model E-TCP / Reno (derived)"], rows)
+    if any(_rate(c) >= 1000 for c in cases) and 1 in flows:
+        sec.notes.append("One Reno flow at 1 Gbit/s is not at equilibrium: its sawtooth takes "
+                         "about 430 s (BDP 8,600 packets, +1 packet per RTT) and the case runs "
+                         "120 s (gu-etcp-1g explains the wall cost).")
+
+
+def _unmeasured(sec: Section, figs: Path) -> None:
+    cases = _all_cases(sec.runs)
+    rows = []
+    for g in {c.get("group") or c.get("id"): c for c in cases}:
+        reps = [c for c in cases if (c.get("group") or c.get("id")) == g]
+        rows.append([str(g), str(len(reps)),
+                     txt(mean_ci(case_metrics(c).get("goodput_mbit") for c in reps))])
+    sec.ours = _table(["case", "seeds", "goodput Mbit/s"], rows) if rows else ""
+    sec.notes.append("The ledger has no rule for these runs yet: no verdict.")
+
+
+@dataclass
+class Claim:
+    key: str
+    prefixes: Tuple[str, ...]
+    title: str
+    claim: str
+    paper: str
+    evaluate: Callable[[Section, Path], None]
+
+
+CLAIMS = [
+    Claim("weigle-ftp", ("weigle-ftp",), "Weigle: FTP over one bottleneck (Table 4.3)",
+          "With 20 two-way FTP flows on a 10 Mbit/s drop-tail bottleneck (queue 2 × BDP), "
+          "Sync-TCP(Pcwnd) and Sync-TCP(MixReact) both keep a lower mean queue and drop fewer "
+          "packets than Reno; Pcwnd matches Reno's utilization, MixReact's is \"comparable\" "
+          "(Weigle 2003, §4.2.1, §4.2.3, §5.4.2).",
+          _table(["protocol", "utilization %", "drop %", "avg queue (packets)"],
+                 [["TCP Reno", "90.59", "1.56", "41.51"],
+                  ["Sync-TCP(Pcwnd)", "91.97", "0.06", "26.49"],
+                  ["Sync-TCP(MixReact)", "85.79", "1.03", "30.97"]])
+          + "\n\nTable 4.3 (p. 86): ns-2, one run per protocol, all flows from t = 0, 300 s, "
+            "window 46, queue 92 packets, base RTTs of Table 4.2 (16-691 ms, median 53 ms).",
+          ftp),
+    Claim("weigle-http", ("weigle-http",), "Weigle: HTTP over one bottleneck (Tables 4.10-4.11)",
+          "Under two-way web traffic on a 10 Mbit/s drop-tail bottleneck, both Sync-TCP variants "
+          "drop fewer packets than Reno at every load, MixReact keeps a smaller queue at every "
+          "load, and both complete more responses within 1500 ms than Reno at 60-105% load "
+          "(§4.3.1, §4.4).",
+          _table(["load", "Reno drops (%)", "Pcwnd", "MixReact"],
+                 [["50%", "3589 (0.08)", "2598 (0.06)", "0 (0)"],
+                  ["70%", "21,522 (0.43)", "14,717 (0.29)", "312 (0.01)"],
+                  ["85%", "100,001 (1.99)", "56,064 (1.13)", "24,801 (0.51)"],
+                  ["90%", "181,997 (3.86)", "87,998 (1.92)", "91,673 (2.00)"],
+                  ["95%", "416,811 (8.02)", "252,344 (5.07)", "277,257 (5.52)"],
+                  ["105%", "1,340,671 (23.79)", "1,158,960 (21.92)", "1,164,277 (21.85)"]])
+          + "\n\nTable 4.11 (p. 106). At 85% load 94% (MixReact), 92% (Pcwnd) and 89% (Reno) of "
+            "the responses completed within 1500 ms; response times are otherwise plotted only "
+            "(Figs 4.12-4.22). 250,000 responses per case after a 120 s warm-up.",
+          _unmeasured),
+    Claim("gu", ("gu-",), "Gu et al.: E-TCP on a 20-packet buffer",
+          "With a 20-packet drop-tail bottleneck, Reno's utilization falls as capacity grows "
+          "while E-TCP keeps an almost constant high utilization, about 88% in the model, with "
+          "a loss rate just above p0 = 0.01 (§VI, Fig. 1, Fig. 6).",
+          _table(["capacity", "Reno (model)", "E-TCP (model)"],
+                 [["10 Mbit/s", "0.703", "0.949"], ["100 Mbit/s", "0.560", "0.890"],
+                  ["1 Gbit/s", "0.450", "0.881"]])
+          + "\n\nThe paper gives no table: its Fig. 1 (the M/M/1/20 model, 1000-byte packets, "
+            "100 ms) says Reno \"quickly drops under 50%\" and E-TCP \"converges to 88%\"; the "
+            "values above are that model's, derived in spec/etcp.md. Its simulations (ns-2) "
+            "give 94.7% for 50 flows at 500 Mbit/s and a loss rate of about 0.0102 for one flow "
+            "at 1 Gbit/s. It ran no ten-flow case; ours extend it.",
+          gu),
+    Claim("holl", ("holl",), "Holl: a GEO satellite link with voice calls",
+          "On a 1.536 Mbit/s, 450 ms GEO link with a 64-packet queue, 64 bulk flows and 0-17 "
+          "voice calls, the TCP variants behave alike; RED costs bulk throughput (-25% at 17 "
+          "calls) but improves fairness (§4.3, Ch. 8).",
+          "Drop-tail, 17 calls: 5357 bit/s per bulk flow; RED: 4000 bit/s. Without calls 18-20 "
+          "kbit/s per flow (Fig. 5.3). Measured over 63.6-123.6 s, MTU 576, ns-2, one run each.",
+          _unmeasured),
+    Claim("martin", ("martin",), "Martin et al.: one delay-based flow against Reno",
+          "A single delay-reacting flow competing with Reno over a multi-bottleneck path with "
+          "bidirectional background traffic gets less throughput than Reno (Table V), because "
+          "RTT rises precede only 7-18% of losses (CIM, Table III).",
+          _table(["cut", "Emory: change % (95% CI)", "ASU"],
+                 [["50%", "-37 (-42, -31)", "-13.2 (-19.8, -6.6)"],
+                  ["25%", "-12 (-21, -4)", "-9.8 (-24, 4)"],
+                  ["12.5%", "-6.8 (-13, 8)", "-7.4 (-18.1, 3.1)"]])
+          + "\n\nTable V: 10 runs of 500 s each (ns-2).",
+          _unmeasured),
+    Claim("reverse-path", ("reverse-path",), "Reverse-path congestion: OTT against RTT",
+          "A delay signal from one-way transit times measures the forward queue only, so "
+          "congestion on the ACK path does not make Sync-TCP back off, while an RTT-based "
+          "signal cannot tell the two apart (Weigle 2003, §3.3).",
+          "Weigle states this as a design argument; no experiment of the dissertation isolates "
+          "it and it gives no figure. The rules below are the project's own test of it: each "
+          "algorithm's forward goodput with the reverse path loaded by CUBIC bulk flows, over "
+          "its goodput with the reverse path idle, per seed.",
+          reverse),
+]
+
+
+# --------------------------------------------------------------------------- the file
+
+def _provenance(run: Run) -> str:
+    m = run.meta
+    cost = m.get("wall_cost") or {}
+    seeds = sorted({c.summary.raw.get("seed") for c in run.cases if c.summary.raw.get("seed")})
+    plat = m.get("platform", "?")
+    if plat == "uml":
+        plat += " (simulated time)"
+    kernel = m.get("kernel")
+    kernel = ", ".join(kernel) if isinstance(kernel, list) else kernel
+    return (f"`{run.scenario_name}`: {len(run.cases)} cases, seeds "
+            f"{','.join(str(s) for s in seeds) or '-'}; platform {plat}, kernel {kernel or '?'}, "
+            f"commit {m.get('git') or '?'}, started {m.get('started_utc', '?')}, wall "
+            f"{cost.get('wall_s', '?')} s (instances {cost.get('instance_wall_s', '?')} s for "
+            f"{cost.get('simulated_s', '?')} simulated s)")
+
+
+def build(rundirs: Sequence[Path], figs: Path) -> List[Section]:
+    runs: List[Run] = []
+    for d in rundirs:
+        try:
+            runs.append(load_run(d))
+        except RunDirError as exc:
+            raise LedgerError(str(exc)) from None
+    sections = [Section(c.key, c.title, c.claim, c.paper) for c in CLAIMS]
+    for run in runs:
+        name = run.scenario_name
+        claim = next((i for i, c in enumerate(CLAIMS) if name.startswith(c.prefixes)), None)
+        if claim is None:
+            raise LedgerError(f"{run.path}: scenario {name!r} belongs to no claim of the ledger "
+                              f"(scenario names start with "
+                              f"{', '.join(p for c in CLAIMS for p in c.prefixes)})")
+        if not run.cases:
+            raise LedgerError(f"{run.path}: no case finished")
+        sections[claim].runs.append(run)
+    for sec, claim in zip(sections, CLAIMS):
+        if sec.runs:
+            claim.evaluate(sec, figs)
+    return sections
+
+
+def render(sections: Sequence[Section], out: Path, command: str) -> str:
+    def rel(p: Path) -> str:
+        try:
+            return str(p.resolve().relative_to(out.parent.resolve()))
+        except ValueError:
+            return str(p)
+
+    lines = ["# Results: the seeds' claims against our runs", "",
+             f"Generated by `{command}` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. "
+             "Do not edit by hand: regenerate it from the run directories "
+             "(`synctcp-testbed ledger --help`, docs/testbed.md).", "",
+             "Ours are means over the seeds with their 95% confidence intervals (Student t); "
+             "ratios and differences to Reno are paired by seed. A verdict is **holds** when "
+             "every check of the claim passes, **fails** when none does, **holds partly** "
+             "otherwise, and **not measured** without a run of the claim.", "",
+             _table(["claim", "verdict", "runs"],
+                    [[f"[{s.title}](#{s.key})", f"**{s.verdict}**",
+                      ", ".join(f"`{r.scenario_name}`" for r in s.runs) or "-"]
+                     for s in sections]), ""]
+    for s in sections:
+        lines += [f'<a id="{s.key}"></a>', f"## {s.title}", "", f"**Claim.** {s.claim}", "",
+                  "**The paper's figures.**", "", s.paper, ""]
+        if not s.runs:
+            lines += ["**Ours.** No run of this claim was given to the ledger.", "",
+                      f"**Verdict: {s.verdict}.**", ""]
+            continue
+        lines += ["**Ours.**", ""] + [f"- {_provenance(r)}" for r in s.runs] + ["", s.ours, ""]
+        lines += [f"- {n}" for n in s.notes] + ([""] if s.notes else [])
+        if s.checks:
+            lines += [_table(["check", "result", "ours"],
+                             [[c.rule, {True: "pass", False: "**fail**", None: "not testable"}[c.ok],
+                               c.got] for c in s.checks]), ""]
+        lines += [f"![{p.stem}]({rel(p)})" for p in s.figures] + ([""] if s.figures else [])
+        lines += [f"**Verdict: {s.verdict}.**", ""]
+    return "\n".join(lines)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(prog="synctcp-testbed ledger", description=__doc__.split("\n")[0])
+    ap.add_argument("rundirs", nargs="+", type=Path, metavar="RUNDIR")
+    ap.add_argument("--out", type=Path, default=Path("docs/results.md"))
+    ap.add_argument("--figures", type=Path, help="directory of the plots (default: results/ "
+                    "next to --out)")
+    args = ap.parse_args(argv)
+    figs = args.figures or args.out.parent / "results"
+    try:
+        sections = build(args.rundirs, figs)
+    except LedgerError as exc:
+        print(f"ledger: {exc}", file=sys.stderr)
+        return 2
+    command = "synctcp-testbed ledger " + " ".join(str(d) for d in args.rundirs)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(render(sections, args.out, command))
+    for s in sections:
+        print(f"{s.title}: {s.verdict}")
+    print(args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

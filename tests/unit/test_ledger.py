@@ -1,0 +1,125 @@
+"""The ledger: claims, checks and verdicts from run directories (synctcp_testbed.ledger)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+from synctcp_testbed import ledger
+from synctcp_testbed.cli import main as cli_main
+
+
+def _rundir(path: Path, scenario: str, cases: List[Dict[str, Any]]) -> Path:
+    path.mkdir(parents=True)
+    (path / "meta.json").write_text(json.dumps({
+        "schema": 1, "scenario_name": scenario, "platform": "uml", "kernel": "7.2.13-uml",
+        "git": "abc1234", "started_utc": "2026-11-25T00:00:00Z",
+        "wall_cost": {"wall_s": 10.0, "instance_wall_s": 18.0, "simulated_s": 90.0}}))
+    (path / "summary.json").write_text(json.dumps({"schema": 1, "scenario": scenario,
+                                                   "cases": cases}))
+    return path
+
+
+def _ftp_case(cc: str, seed: int, util: float, drop: float, queue: float) -> Dict[str, Any]:
+    return {"id": f"{cc}-droptail-s{seed}", "group": f"{cc}-droptail", "cc": cc,
+            "aqm": "droptail", "seed": seed, "point": {}, "goodput_mbit": 9.0 * util,
+            "bottlenecks": [{"link": "r0r1", "rate_mbit": 10, "utilization": util,
+                             "drop_pct": drop, "mean_pkts": queue}]}
+
+
+def _ftp(tmp_path: Path, sync_queue: float, sync_util: float) -> Path:
+    cases = []
+    for seed, jitter in ((1, 0.0), (2, 0.5), (3, -0.5)):
+        cases += [_ftp_case("reno", seed, 0.95, 5.0 + jitter, 50.0 + jitter),
+                  _ftp_case("sync", seed, sync_util, 0.5 + jitter / 10, sync_queue + jitter),
+                  _ftp_case("mixreact", seed, 0.93, 1.0, 35.0)]
+    return _rundir(tmp_path / "ftp", "weigle-ftp-full", cases)
+
+
+def _section(sections: List[ledger.Section], key: str) -> ledger.Section:
+    return next(s for s in sections if s.key == key)
+
+
+def test_ftp_holds_when_every_check_passes(tmp_path: Path) -> None:
+    run = _ftp(tmp_path, sync_queue=30.0, sync_util=0.95)
+    s = _section(ledger.build([run], tmp_path / "figs"), "weigle-ftp")
+    assert [c.ok for c in s.checks] == [True] * 6
+    assert s.verdict == ledger.HOLDS
+    assert "queue ÷ Reno 0.60 ± " in s.checks[0].got
+    assert all(p.exists() for p in s.figures) and len(s.figures) == 3
+
+
+def test_ftp_partly_and_fails(tmp_path: Path) -> None:
+    # sync's queue above Reno's: its queue check fails, the rest still pass
+    run = _ftp(tmp_path, sync_queue=60.0, sync_util=0.95)
+    s = _section(ledger.build([run], tmp_path / "f"), "weigle-ftp")
+    assert s.checks[0].ok is False and s.verdict == ledger.PARTLY
+    # utilization 3 points below Reno's: beyond the 1-point allowance
+    s.checks = [c for c in s.checks if c.rule.startswith("Sync-TCP(Pcwnd)")]
+    assert s.checks[2].ok is True
+    run2 = _ftp(tmp_path / "b", sync_queue=60.0, sync_util=0.92)
+    s2 = _section(ledger.build([run2], tmp_path / "f"), "weigle-ftp")
+    pc = [c for c in s2.checks if c.rule.startswith("Sync-TCP(Pcwnd)")]
+    assert [c.ok for c in pc] == [False, True, False]
+    s2.checks = [pc[0], pc[2]]
+    assert s2.verdict == ledger.FAILS
+
+
+def test_reverse_path_kept_is_paired_by_seed(tmp_path: Path) -> None:
+    cases = []
+    for seed in (1, 2, 3):
+        for cc, off, on in (("reno", 9.0, 8.5), ("vegas", 9.0, 3.0), ("sync", 9.0, 8.9 - seed / 10),
+                            ("mixreact", 9.0, 6.0)):
+            for rev, g in ((False, off), (True, on)):
+                cases.append({"id": f"{cc}-droptail-rev{'on' if rev else 'off'}-s{seed}",
+                              "group": f"{cc}-droptail-rev{'on' if rev else 'off'}", "cc": cc,
+                              "aqm": "droptail", "seed": seed, "point": {"bulk_rev": rev},
+                              "goodput_mbit": g,
+                              "bottlenecks": [{"link": "lr", "rate_mbit": 10, "utilization": 0.9,
+                                               "mean_delay_ms": 5.0}]})
+    run = _rundir(tmp_path / "rev", "reverse-path-full", cases)
+    s = _section(ledger.build([run], tmp_path / "f"), "reverse-path")
+    got = {c.rule: c.ok for c in s.checks}
+    assert got["sync: keeps at least 0.9 of its goodput when the ACK path is loaded"] is True
+    assert got["mixreact: keeps at least 0.9 of its goodput when the ACK path is loaded"] is False
+    assert got["sync: keeps more than Vegas (RTT-based) beyond the CI"] is True
+    assert s.verdict == ledger.PARTLY
+    assert "| sync | 3 | 9.00 ± 0.00 | 8.70 ± 0.25 | **0.97 ± 0.03** |" in s.ours
+
+
+def test_gu_checks_by_capacity_and_flows(tmp_path: Path) -> None:
+    cases = []
+    for seed in (1, 2):
+        for rate, e, r in ((10, 0.95, 0.90), (100, 0.91, 0.30)):
+            for cc, g in (("etcp", e), ("reno", r), ("cubic", r)):
+                cases.append({"id": f"{cc}-droptail-rate{rate}-flows1-s{seed}", "cc": cc,
+                              "group": f"{cc}-droptail-rate{rate}-flows1", "aqm": "droptail",
+                              "seed": seed, "point": {"rate_mbit": rate, "flows_per_pair": 1},
+                              "goodput_mbit": g * rate + seed * 0.01,
+                              "bottlenecks": [{"link": "lr", "rate_mbit": rate,
+                                               "utilization": g, "drop_pct": 1.0}]})
+    run = _rundir(tmp_path / "gu", "gu-etcp-full", cases)
+    s = _section(ledger.build([run], tmp_path / "f"), "gu")
+    assert [c.ok for c in s.checks] == [True, True, True, True]
+    assert s.verdict == ledger.HOLDS
+
+
+def test_claims_without_runs_are_not_measured_and_bad_input_is_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    run = _ftp(tmp_path, 30.0, 0.95)
+    out = tmp_path / "docs" / "results.md"
+    assert cli_main(["ledger", str(run), "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "| [Weigle: FTP over one bottleneck (Table 4.3)](#weigle-ftp) | **holds** |" in text
+    assert "**Verdict: not measured.**" in text          # HTTP, Holl, Martin, reverse path
+    assert "![weigle-ftp-queue](results/weigle-ftp-queue.png)" in text
+    assert (tmp_path / "docs" / "results" / "weigle-ftp-queue.png").exists()
+    assert "commit abc1234" in text and "kernel 7.2.13-uml" in text
+    other = _rundir(tmp_path / "other", "my-own", [_ftp_case("reno", 1, 0.9, 1, 1)])
+    for bad, word in ((tmp_path / "nope", "not a directory"), (other, "belongs to no claim")):
+        assert cli_main(["ledger", str(bad), "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert word in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
