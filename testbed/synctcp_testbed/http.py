@@ -303,6 +303,17 @@ def plan(rate: float, seconds: float, seed: int, model: Optional[HttpSizeModel] 
         t += gaps.weibullvariate(scale, shape)
 
 
+def response_sizes(load_pct: Number, capacity_mbit: Number, seconds: float, seed: int,
+                   model: Optional[HttpSizeModel] = None,
+                   arrival_shape: Optional[float] = None) -> Set[int]:
+    """Every response size the client with these options asks for (what a
+    static server must hold): the same calibration and plan as :class:`LoadGenerator`."""
+    model = model or HttpSizeModel()
+    rate = calibrate(load_pct, capacity_mbit, model)
+    shape = arrival_shape or packmime_arrival_shape(rate)
+    return {c.resp_bytes for c in plan(rate, seconds, seed, model, shape)}
+
+
 # --------------------------------------------------------------------------
 # Wire format
 # --------------------------------------------------------------------------

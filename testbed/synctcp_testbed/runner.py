@@ -269,12 +269,41 @@ def _background_script(lines: List[str]) -> str:
     return "\n".join(["trap : INT TERM", *lines, "wait", "wait"]) + "\n"
 
 
-def servers_script(plan: Plan, topo: Topology, case_dir: Path, duration: float) -> str:
-    """The HTTP servers (bulk and CBR receivers are flowgen's, in ``traffic.sh``)."""
+def http_seed(seed: int, client: int) -> int:
+    """The seed of HTTP client number ``client`` (0-based) of a case with ``seed``."""
+    return seed * 1000 + client
+
+
+def nginx_setup(plan: Plan, home: Path, rate_mbit: float, seconds: float, seed: int) -> None:
+    """nginx's directory ``home/SERVER`` for each HTTP server of ``plan``: its
+    configuration and a file for every response size its client will ask for."""
+    from .http import response_sizes
+    from .nginx import conf, make_www
+
+    for i, h in enumerate(plan.http):
+        d = home / h.server
+        make_www(d / "www", response_sizes(h.load_pct, rate_mbit, seconds, http_seed(seed, i)))
+        (d / "nginx.conf").write_text(conf(d, h.server_addr, NGINX_CONNECTIONS, HTTP_PORT))
+
+
+#: nginx's worker_connections: more than a case's HTTP connections at once
+NGINX_CONNECTIONS = 8192
+
+
+def servers_script(plan: Plan, topo: Topology, case_dir: Path, duration: float,
+                   nginx_home: Optional[Path] = None) -> str:
+    """The HTTP servers (bulk and CBR receivers are flowgen's, in ``traffic.sh``):
+    nginx with the files of :func:`nginx_setup` under ``nginx_home``, else the
+    asyncio server of ``http.py``."""
     py = os.environ.get("SYNCTCP_PYTHON", sys.executable)
     lines = []
     for h in plan.http:
         cc = plan.http_cc
+        if nginx_home is not None:
+            lines.append(f"ip netns exec {topo.ns(h.server)} "
+                         f"{_q(['nginx', '-c', nginx_home / h.server / 'nginx.conf', '-g', 'daemon off;'])}"
+                         f" > {shlex.quote(str(case_dir / f'httpd-{h.server}.log'))} 2>&1 &")
+            continue
         lines.append(f"ip netns exec {topo.ns(h.server)} "
                      f"{_q([py, '-m', 'synctcp_testbed.http', 'server', '--port', HTTP_PORT, '--cc', cc, '--max-seconds', int(duration + 120)])}"
                      f" > {shlex.quote(str(case_dir / f'httpd-{h.server}.json'))} "
@@ -378,7 +407,7 @@ def clients_script(plan: Plan, topo: Topology, case_dir: Path, duration: float, 
     for i, h in enumerate(plan.http):
         args = [py, "-m", "synctcp_testbed.http", "client", "--server", f"{h.server_addr}:{HTTP_PORT}",
                 "--load-pct", f"{h.load_pct:g}", "--capacity-mbit", f"{rate_mbit:g}",
-                "--seconds", f"{duration + TAIL_S:g}", "--seed", seed * 1000 + i,
+                "--seconds", f"{duration + TAIL_S:g}", "--seed", http_seed(seed, i),
                 "--group", h.client, "--out", case_dir / f"http-{h.client}.csv",
                 "--cc", plan.http_cc]
         lines.append(held(topo.ns(h.client), args, case_dir / f"httpc-{h.client}.json",
@@ -410,6 +439,8 @@ class CaseRun:
         in_vm = os.environ.get("SYNCTCP_IN_VM") == "1"
         self.diag_hz = diag_hz or (2.0 if in_vm else 10.0)
         self.procs: List[subprocess.Popen] = []
+        #: nginx's files (HTTP cases with http_server = "nginx"), removed with the processes
+        self.nginx_home: Optional[Path] = None
         self.diag: Optional[subprocess.Popen] = None
         self.barrier = Path("/nonexistent")
         self.wall0 = time.time()
@@ -507,6 +538,9 @@ class CaseRun:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
         self.procs.clear()
+        if self.nginx_home is not None:
+            shutil.rmtree(self.nginx_home, ignore_errors=True)
+            self.nginx_home = None
 
     def _measured(self, topo: Topology) -> List[Tuple[str, str, str, str]]:
         core = [p for p in topo.sample_points() if _is_core(p[0])]
@@ -542,7 +576,11 @@ class CaseRun:
             (self.dir / name).unlink(missing_ok=True)
         self._spawn(_background_script(lines), "samplers.sh")
         if plan.http:
-            self._spawn(servers_script(plan, topo, self.dir, dur), "servers.sh")
+            home = None
+            if sc.traffic.http_server == "nginx":
+                home = self.nginx_home = Path(tempfile.mkdtemp(prefix="synctcp-nginx-"))
+                nginx_setup(plan, home, sc.topology.rate_mbit, dur + TAIL_S, sc.seed)
+            self._spawn(servers_script(plan, topo, self.dir, dur, home), "servers.sh")
         if self.capture and plan.flows:
             self._snapshot(topo, plan.flows[0].src, dur)
         self._wait_ready(([self.dir / ".ready-q"] if targets else [])

@@ -147,6 +147,9 @@ class TrafficSpec:
     http_load_pct: float = num(0.0, 0, 200, unit="% of rate_mbit")
     #: how many pairs carry the HTTP load (PackMime "clouds")
     http_pairs: int = num(5, 1, 10000)
+    #: who serves the responses: "nginx" (files of the sampled sizes) or
+    #: "asyncio" (the server of http.py)
+    http_server: str = "nginx"
     cbr: Optional[CbrSpec] = None
     #: flows start this far apart (s); 0 = all at t=0 as in Weigle
     stagger_s: float = num(0.0, 0, 86400, unit="s")
@@ -156,6 +159,8 @@ class TrafficSpec:
 
 
 SEED_MAX = 2**31 - 1
+#: values of traffic.http_server
+HTTP_SERVERS = ("nginx", "asyncio")
 
 #: values of the modules' "variant" parameter (kmod/core/ott_glue.h)
 VARIANTS = ("best", "paper")
@@ -229,6 +234,9 @@ class Scenario:
         for a in self.aqm:
             if a not in AQMS:
                 raise ScenarioError(f"aqm {a!r}: one of {', '.join(AQMS)}")
+        if self.traffic.http_server not in HTTP_SERVERS:
+            raise ScenarioError(f"traffic.http_server {self.traffic.http_server!r}: one of "
+                                f"{', '.join(HTTP_SERVERS)}")
         if self.variant not in VARIANTS:
             raise ScenarioError(f"variant {self.variant!r}: one of {', '.join(VARIANTS)}")
         if self.seed + self.repeat - 1 > SEED_MAX:

@@ -331,33 +331,12 @@ class SyncFlow:
             t.join(timeout=5)
 
 
-NGINX_CONF = """
-user root;
-worker_processes 1;
-worker_rlimit_nofile {nofile};
-pid {tmp}/nginx.pid;
-error_log {tmp}/error.log warn;
-events {{ worker_connections {connections}; }}
-http {{
-    access_log off;
-    client_body_temp_path {tmp}/body;
-    proxy_temp_path {tmp}/proxy;
-    fastcgi_temp_path {tmp}/fastcgi;
-    uwsgi_temp_path {tmp}/uwsgi;
-    scgi_temp_path {tmp}/scgi;
-    server {{
-        listen {addr}:8080 backlog={connections};
-        root {tmp}/www;
-    }}
-}}
-"""
-
-
 def nginx_conf(tmp: Path, addr: str, connections: int) -> str:
     """An nginx configuration serving ``tmp/www`` on ``addr``:8080 with
-    everything of its own under ``tmp``.  Its worker runs as root: pytest's
-    temporary directories are private to root."""
-    return NGINX_CONF.format(tmp=tmp, addr=addr, connections=connections, nofile=2 * connections)
+    everything of its own under ``tmp`` (the testbed's, synctcp_testbed.nginx)."""
+    from synctcp_testbed.nginx import conf
+
+    return conf(tmp, addr, connections)
 
 
 def run_reverse_path(cc: str, results_dir: Path) -> Dict[str, Any]:
