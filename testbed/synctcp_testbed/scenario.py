@@ -28,7 +28,8 @@ PRESET_DIR = Path(__file__).with_name("scenarios")
 #: sender MSS on a 1500-byte MTU with timestamps (what "segments" means here)
 MSS_BYTES = 1448
 KINDS = ("dumbbell", "parking-lot", "chain")
-SWEEPABLE = ("rate_mbit", "queue_pkts", "http_load_pct", "bulk_rev", "rev_load", "flows_per_pair")
+SWEEPABLE = ("rate_mbit", "queue_pkts", "http_load_pct", "bulk_rev", "rev_load", "flows_per_pair",
+             "cbr_calls")
 
 
 class ScenarioError(ValueError):
@@ -307,6 +308,13 @@ class Scenario:
                 traffic = replace(traffic, bulk_rev=v)
             elif k == "flows_per_pair":
                 traffic = replace(traffic, flows_per_pair=v)
+            elif k == "cbr_calls":      # CBR flows on pairs 1..v ([traffic.cbr]'s rate and size)
+                if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= len(topo.rtts_ms):
+                    raise ScenarioError(f"sweep.cbr_calls values must each be a whole number "
+                                        f"from 0 to {len(topo.rtts_ms)} (the number of pairs), "
+                                        f"not {_shown(v)}")
+                cbr = replace(traffic.cbr or CbrSpec(), pairs=list(range(1, v + 1)))
+                traffic = replace(traffic, cbr=cbr if v else None)
         return replace(self, topology=topo, traffic=traffic, sweep={})
 
     def as_dict(self) -> Dict[str, Any]:
@@ -334,7 +342,8 @@ class Case:
 
 def _short(key: str) -> str:
     return {"rate_mbit": "rate", "queue_pkts": "q", "http_load_pct": "load",
-            "bulk_rev": "rev", "rev_load": "rev", "flows_per_pair": "flows"}.get(key, key)
+            "bulk_rev": "rev", "rev_load": "rev", "flows_per_pair": "flows",
+            "cbr_calls": "calls"}.get(key, key)
 
 
 def _fmt(v: Any) -> str:

@@ -60,7 +60,7 @@ COMMANDS: Dict[str, str] = {
     "lsmod": "kmod",
     "qemu-system-x86_64": "qemu-system-x86", "busybox": "busybox-static",
     "ip": "iproute2", "tc": "iproute2", "ss": "iproute2",
-    "ping": "iputils-ping", "iperf3": "iperf3", "stress-ng": "stress-ng", "nice": "coreutils", "seq": "coreutils", "tcpdump": "tcpdump", "ethtool": "ethtool",
+    "nginx": "nginx", "ping": "iputils-ping", "iperf3": "iperf3", "stress-ng": "stress-ng", "nice": "coreutils", "seq": "coreutils", "tcpdump": "tcpdump", "ethtool": "ethtool",
     "sysctl": "procps", "ps": "procps", "pkill": "procps",
     "ipcrm": "util-linux", "dmesg": "util-linux",
     "python3": "python3-minimal", "pip3": "python3-pip",
