@@ -10,8 +10,9 @@
 #                   and in a VM (kernel-smoke), the platform's own tests
 #                   (platform-test), cases on Dask and Slurm (dist-test), the
 #                   patched kernel of tcp_option/ (built once, then cached)
-#   make bench      weigle-ftp and gu-smallbuffer, figures and ratios to Reno/CUBIC;
-#                   BENCH_ARGS="--only gu-smallbuffer --duration 10" for a part,
+#   make bench      weigle-ftp and gu-smallbuffer, 5 seeds, mean and 95% CI of each
+#                   figure and its ratios to Reno/CUBIC; BENCH_ARGS=--quick for the
+#                   quick set, BENCH_ARGS="--only gu-smallbuffer --duration 10" for a part,
 #                   BENCH_ARGS="--dask tcp://HOST:8786" (or --slurm, --jobs N) to spread
 #                   the cases (docs/scaling.md)
 #   make bench-platform  simulated seconds per wall second of reference cases on
