@@ -776,6 +776,18 @@ def p90_ms(rows: Sequence[HttpRow]) -> float:
     return percentile(response_times_ms(rows), 90)
 
 
+#: the response-time bound of Weigle's CDFs (Figs 4.15-4.19: "completed in 1500 ms or less")
+WITHIN_MS = 1500.0
+
+
+def within_pct(rows: Sequence[HttpRow], bound_ms: float = WITHIN_MS) -> float:
+    """% of the pairs that completed within ``bound_ms`` (of all pairs, errors
+    included: a response that never arrived did not complete in time); NaN if none."""
+    if not rows:
+        return math.nan
+    return 100.0 * sum(1 for r in rows if r.ok and r.response_ms <= bound_ms) / len(rows)
+
+
 def is_small_response(resp_bytes: int) -> bool:
     """The dissertation's split: responses of at most 25,560 B (18 segments) are small."""
     return resp_bytes <= SMALL_RESPONSE_MAX
@@ -797,7 +809,8 @@ def http_metrics(rows: Union[str, Path, Sequence[HttpRow]]) -> Dict[str, float]:
         rows = read_http_csv(rows)
     return {"responses": response_count(rows), "errors": error_count(rows),
             "median_ms": median_ms(rows), "p90_ms": p90_ms(rows),
-            "small_median_ms": small_median_ms(rows), "large_median_ms": large_median_ms(rows)}
+            "small_median_ms": small_median_ms(rows), "large_median_ms": large_median_ms(rows),
+            "within_1500ms_pct": within_pct(rows)}
 
 
 def cdf(values: Sequence[float]) -> Tuple[List[float], List[float]]:

@@ -53,7 +53,8 @@ BOTTLENECK_COLUMNS = ("link", "rate_mbit", "samples", "sample_hz", "mean_pkts", 
                       "max_pkts", "mean_delay_ms", "p95_delay_ms", "drops", "marks", "sent_pkts",
                       "drop_pct", "mark_pct", "utilization")
 CASE_TAIL_COLUMNS = ("goodput_mbit", "retransmits", "flows", "platform_ceiling_mbit")
-HTTP_KEYS = ("responses", "errors", "median_ms", "p90_ms", "small_median_ms", "large_median_ms")
+HTTP_KEYS = ("responses", "errors", "median_ms", "p90_ms", "small_median_ms", "large_median_ms",
+             "within_1500ms_pct")
 SUMMARY_COLUMNS = (CASE_COLUMNS + BOTTLENECK_COLUMNS + CASE_TAIL_COLUMNS
                    + tuple(f"http_{k}" for k in HTTP_KEYS))
 

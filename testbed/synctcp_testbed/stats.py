@@ -29,7 +29,8 @@ REFERENCES = ("reno", "cubic")
 LINK_KEYS = ("utilization", "drop_pct", "mark_pct", "mean_pkts", "p95_pkts", "mean_delay_ms",
              "p95_delay_ms")
 #: HTTP metrics (``http.KEY``)
-HTTP_KEYS = ("responses", "errors", "median_ms", "p90_ms", "small_median_ms", "large_median_ms")
+HTTP_KEYS = ("responses", "errors", "median_ms", "p90_ms", "small_median_ms", "large_median_ms",
+             "within_1500ms_pct")
 #: the metrics ratios are given for (besides each link's utilization, queue and drops)
 RATIO_KEYS = ("goodput_mbit", "goodput_util")
 RATIO_LINK_KEYS = ("utilization", "mean_pkts", "drop_pct", "mean_delay_ms")

@@ -305,6 +305,10 @@ def test_metrics_split_small_and_large_responses_at_25560_bytes(tmp_path: Path) 
     assert m["large_median_ms"] == pytest.approx(900.0)   # of [300, 900, 1000, 1100]
     assert m["median_ms"] == pytest.approx(300.0)         # 4th of 7
     assert m["p90_ms"] == pytest.approx(1100.0)           # 7th of 7
+    assert m["within_1500ms_pct"] == pytest.approx(87.5)  # 7 of 8: the error did not complete
+    rows.append((15.0, 16.501, 300, 500, 500, 1, "fwd"))  # 1501 ms: not within
+    assert http_metrics(write_csv(tmp_path / "h2.csv", rows))["within_1500ms_pct"] == \
+        pytest.approx(700 / 9)
 
 
 def test_metrics_of_no_completed_response_are_nan(tmp_path: Path) -> None:
@@ -312,6 +316,7 @@ def test_metrics_of_no_completed_response_are_nan(tmp_path: Path) -> None:
     assert m["responses"] == 0 and m["errors"] == 1
     assert all(math.isnan(m[k]) for k in ("median_ms", "p90_ms", "small_median_ms",
                                           "large_median_ms"))
+    assert m["within_1500ms_pct"] == 0.0
 
 
 def test_read_http_csv_filters_groups_and_rejects_foreign_files(tmp_path: Path) -> None:

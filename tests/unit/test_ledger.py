@@ -123,3 +123,29 @@ def test_claims_without_runs_are_not_measured_and_bad_input_is_one_line(
         assert cli_main(["ledger", str(bad), "--out", str(out)]) == 2
         err = capsys.readouterr().err
         assert word in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_http_checks_each_load(tmp_path: Path) -> None:
+    cases = []
+    for seed in (1, 2):
+        for load in (50, 85):
+            for cc, drop, queue, within in (("reno", 2.0, 40.0, 89.0), ("sync", 1.0, 30.0, 92.0),
+                                            ("mixreact", 0.5 if load == 85 else 2.5, 20.0, 94.0)):
+                cases.append({"id": f"{cc}-droptail-load{load}-s{seed}", "cc": cc,
+                              "group": f"{cc}-droptail-load{load}", "aqm": "droptail",
+                              "seed": seed, "point": {"http_load_pct": load}, "goodput_mbit": 0,
+                              "bottlenecks": [{"link": "r0r1", "rate_mbit": 10, "utilization": 0.5,
+                                               "drop_pct": drop + seed / 100,
+                                               "mean_pkts": queue + seed}],
+                              "http": {"responses": 25000 + seed, "median_ms": 300.0,
+                                       "within_1500ms_pct": within + seed / 10}})
+    run = _rundir(tmp_path / "http", "weigle-http-full", cases)
+    s = _section(ledger.build([run], tmp_path / "f"), "weigle-http")
+    got = {c.rule: c for c in s.checks}
+    assert got["Sync-TCP(Pcwnd): fewer drops than Reno at every load"].ok is True
+    mix = got["Sync-TCP(MixReact): fewer drops than Reno at every load"]
+    assert mix.ok is False and "not at 50%" in mix.got
+    assert got["Sync-TCP(MixReact): more responses within 1500 ms than Reno at every load ≥ 60%"].ok
+    assert got["Sync-TCP(MixReact): smaller mean queue than Reno at every load"].ok is True
+    assert s.verdict == ledger.PARTLY
+    assert "| 85% | sync | 2 | 25002 ± 6 |" in s.ours

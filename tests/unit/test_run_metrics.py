@@ -346,7 +346,8 @@ def test_http_result_counts_the_responses_started_in_the_window(tmp_path: Path) 
     got = cr._http_result(plan, 103.0, 107.0)
     assert got == {"responses": 4, "errors": 1, "median_ms": pytest.approx(100.0),
                    "p90_ms": pytest.approx(500.0), "small_median_ms": pytest.approx(100.0),
-                   "large_median_ms": pytest.approx(300.0)}
+                   "large_median_ms": pytest.approx(300.0),
+                   "within_1500ms_pct": pytest.approx(80.0)}     # 4 of 5: one error
     # http.csv: every response of every client, the window applied later
     lines = (tmp_path / "http.csv").read_text().splitlines()
     assert lines[0] == ",".join(CSV_FIELDS) and len(lines) == 1 + 6 + 2
