@@ -786,7 +786,7 @@ class CaseRun:
             "goodput_mbit": sum(f["goodput_mbit"] for f in fwd),
             "retransmits": sum(f["retransmits"] for f in fwd),
             "flows": [{k: f[k] for k in ("id", "group", "cc", "goodput_mbit", "retransmits",
-                                         "base_rtt_ms")} for f in flows],
+                                         "base_rtt_ms", "udp_lost_pct")} for f in flows],
             "http": http,
             "platform_ceiling_mbit": None,
         }

@@ -109,6 +109,14 @@ def case_metrics(case: Dict[str, Any]) -> Dict[str, float]:
            if f.get("group") in ("fwd", "minority") and isinstance(f.get("goodput_mbit"), (int, float))]
     if len(fwd) > 1 and sum(fwd) > 0:
         out["jain"] = sum(fwd) ** 2 / (len(fwd) * sum(g * g for g in fwd))
+    if fwd:
+        out["flow_mean_kbit"] = 1000 * sum(fwd) / len(fwd)
+        mean = sum(fwd) / len(fwd)
+        out["flow_sd_kbit"] = 1000 * math.sqrt(sum((g - mean) ** 2 for g in fwd) / len(fwd))
+    lost = [f["udp_lost_pct"] for f in case.get("flows") or []
+            if f.get("group") == "cbr" and isinstance(f.get("udp_lost_pct"), (int, float))]
+    if lost:
+        out["cbr_loss_pct"] = sum(lost) / len(lost)
     minority = [f for f in case.get("flows") or [] if f.get("group") == "minority"]
     if minority and len(fwd) > 1 and sum(fwd) > 0:
         out["minority_share"] = minority[0]["goodput_mbit"] * len(fwd) / sum(fwd)

@@ -149,3 +149,32 @@ def test_http_checks_each_load(tmp_path: Path) -> None:
     assert got["Sync-TCP(MixReact): smaller mean queue than Reno at every load"].ok is True
     assert s.verdict == ledger.PARTLY
     assert "| 85% | sync | 2 | 25002 ± 6 |" in s.ours
+
+
+def test_holl_checks_the_baseline_and_red(tmp_path: Path) -> None:
+    def case(cc: str, aqm: str, calls: int, seed: int, per_flow: float, loss: float) -> Dict[str, Any]:
+        flows = [{"group": "fwd", "goodput_mbit": (per_flow + (i % 2) * (2 if aqm == "droptail" else 1)
+                                                    + seed / 100) / 1000} for i in range(64)]
+        flows += [{"group": "cbr", "goodput_mbit": 0.08, "udp_lost_pct": loss + seed / 10}] * calls
+        return {"id": f"{cc}-{aqm}-calls{calls}-s{seed}", "cc": cc, "aqm": aqm, "seed": seed,
+                "group": f"{cc}-{aqm}-calls{calls}", "point": {"cbr_calls": calls},
+                "goodput_mbit": 1.2, "flows": flows,
+                "bottlenecks": [{"link": "lr", "rate_mbit": 1.536, "utilization": 1.0}]}
+
+    cases = []
+    for seed in (1, 2, 3):
+        cases += [case("reno", "droptail", 0, seed, 19.0, 0), case("reno", "red", 0, seed, 19.0, 0),
+                  case("reno", "droptail", 17, seed, 5.0, 27.0),
+                  case("reno", "red", 17, seed, 4.0, 17.0),
+                  case("sync", "droptail", 0, seed, 25.0, 0)]
+    run = _rundir(tmp_path / "holl", "holl-geo-full", cases)
+    s = _section(ledger.build([run], tmp_path / "f"), "holl")
+    got = {c.rule.split(" (")[0]: c.ok for c in s.checks}
+    assert got["Reno, no calls, drop-tail: 18-20 kbit/s per bulk flow"] is True
+    assert got["Reno, 17 calls, drop-tail: 5.357 kbit/s per bulk flow"] is True
+    assert got["Reno, 17 calls, drop-tail: CBR loss 27%"] is True
+    assert got["Reno, 17 calls: RED gives the bulk flows less than drop-tail"] is True
+    assert got["Reno, 17 calls: RED loses fewer CBR packets than drop-tail"] is True
+    assert got["Reno, no calls: RED spreads the bulk flows' goodput less"] is True
+    assert got["sync, no calls, drop-tail: per-flow goodput like Reno's"] is False   # 25/20
+    assert s.verdict == ledger.PARTLY
