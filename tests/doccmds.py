@@ -105,6 +105,8 @@ RULES: List[Rule] = [
     Rule(r"^synctcp-mininet run ", "skip", "runs of minutes per case: tests/kernel/test_mininet.py runs the backend"),
     Rule(r"^synctcp-testbed report results/gu$", "skip", "needs the run directory the run above writes"),
     Rule(r"^synctcp-testbed ledger RUNDIR\.\.\. \[", "synopsis"),
+    Rule(r"^synctcp-testbed ledger RUNDIR\.\.\.$", "skip",
+         "needs run directories: tests/unit/test_ledger.py runs the ledger on made-up ones"),
     Rule(r"^mn --custom mininet/synctcp_mininet/topos\.py --topo dumbbell --controller none --test pingall$",
          "vm", r"Results: 0% dropped"),
     Rule(r"^mn --custom mininet/synctcp_mininet/topos\.py --topo dumbbell,[^ ]+ --controller none$", "vm",

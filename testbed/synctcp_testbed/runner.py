@@ -234,7 +234,7 @@ def plan_case(case: Case, topo: Topology) -> Plan:
         for h in cross_hops:
             for j in range(1, sc.topology.cross_pairs + 1):
                 rtt = sc.topology.cross_rtt_ms or 6 * sc.topology.link_delay_ms
-                add("cross", case.cc, f"x{h}s{j}", f"x{h}r{j}", rtt)
+                add("cross", tr.minority_of or case.cc, f"x{h}s{j}", f"x{h}r{j}", rtt)
     if tr.cbr:
         for i in tr.cbr.pairs:
             if not 1 <= i <= len(pairs):

@@ -141,8 +141,8 @@ class TrafficSpec:
     rev_cc: str = ""
     #: one bulk flow per cross-traffic pair
     cross: bool = True
-    #: algorithm of every forward flow but the first ("" = the case's own):
-    #: one flow of the case's algorithm among flows of this one
+    #: algorithm of every forward flow but the first, and of the cross traffic
+    #: ("" = the case's own): one flow of the case's algorithm among flows of this one
     minority_of: str = ""
     #: HTTP/1.0 load in % of the bottleneck; responses flow forward
     http_load_pct: float = num(0.0, 0, 200, unit="% of rate_mbit")

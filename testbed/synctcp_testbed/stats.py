@@ -120,6 +120,9 @@ def case_metrics(case: Dict[str, Any]) -> Dict[str, float]:
     minority = [f for f in case.get("flows") or [] if f.get("group") == "minority"]
     if minority and len(fwd) > 1 and sum(fwd) > 0:
         out["minority_share"] = minority[0]["goodput_mbit"] * len(fwd) / sum(fwd)
+        others = (sum(fwd) - minority[0]["goodput_mbit"]) / (len(fwd) - 1)
+        if others > 0:      # Martin et al.'s Table V: the change against the others' mean
+            out["minority_change_pct"] = 100 * (minority[0]["goodput_mbit"] - others) / others
     return out
 
 

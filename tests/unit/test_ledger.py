@@ -178,3 +178,21 @@ def test_holl_checks_the_baseline_and_red(tmp_path: Path) -> None:
     assert got["Reno, no calls: RED spreads the bulk flows' goodput less"] is True
     assert got["sync, no calls, drop-tail: per-flow goodput like Reno's"] is False   # 25/20
     assert s.verdict == ledger.PARTLY
+
+
+def test_martin_change_against_reno(tmp_path: Path) -> None:
+    cases = []
+    for seed in range(1, 6):
+        for cc, f01 in (("reno", 5.0 + (seed % 2) * 0.2 - 0.1), ("vegas", 3.0 + seed / 10),
+                        ("sync", 5.2)):
+            cases.append({"id": f"{cc}-droptail-s{seed}", "group": f"{cc}-droptail", "cc": cc,
+                          "aqm": "droptail", "seed": seed, "point": {}, "goodput_mbit": f01 + 5,
+                          "flows": [{"group": "minority", "goodput_mbit": f01},
+                                    {"group": "fwd", "goodput_mbit": 5.0}]})
+    run = _rundir(tmp_path / "m", "martin-full", cases)
+    s = _section(ledger.build([run], tmp_path / "f"), "martin")
+    got = {c.rule.split(":")[0]: c for c in s.checks}
+    assert got["vegas"].ok is True and got["vegas"].got.startswith("-34.0 ± ")
+    assert got["sync"].ok is False and got["sync"].got == "4.0 ± 0.0%"
+    assert s.verdict == ledger.PARTLY
+    assert any(n.startswith("Reno against Reno") for n in s.notes)
