@@ -196,3 +196,18 @@ def test_martin_change_against_reno(tmp_path: Path) -> None:
     assert got["sync"].ok is False and got["sync"].got == "4.0 ± 0.0%"
     assert s.verdict == ledger.PARTLY
     assert any(n.startswith("Reno against Reno") for n in s.notes)
+
+
+def test_ftp_verdict_is_the_paper_variants_when_they_ran(tmp_path: Path) -> None:
+    best = _ftp(tmp_path, sync_queue=60.0, sync_util=0.95)        # best: queue above Reno's
+    cases = [_ftp_case(cc, seed, 0.95, 0.5, 30.0) for seed in (1, 2, 3) for cc in ("sync", "mixreact")]
+    paper = _rundir(tmp_path / "paper", "weigle-ftp-full", cases)
+    meta = json.loads((paper / "meta.json").read_text())
+    (paper / "meta.json").write_text(json.dumps({**meta, "scenario": {"variant": "paper"}}))
+    s = _section(ledger.build([best, paper], tmp_path / "f"), "weigle-ftp")
+    counted = [c for c in s.checks if c.counts]
+    assert counted and all(c.rule.startswith(("Sync-TCP(Pcwnd) [paper]", "Sync-TCP(MixReact) [paper]"))
+                           for c in counted)
+    assert all(c.ok for c in counted) and s.verdict == ledger.HOLDS
+    assert any(not c.ok for c in s.checks if not c.counts)          # best's queue check
+    assert "| sync (paper) | 3 |" in s.ours and "| sync | 3 |" in s.ours
