@@ -15,6 +15,7 @@
 #                   quick set, BENCH_ARGS="--only gu-smallbuffer --duration 10" for a part,
 #                   BENCH_ARGS="--dask tcp://HOST:8786" (or --slurm, --jobs N) to spread
 #                   the cases (docs/scaling.md)
+#   make ledger     docs/results.md from the run summaries in docs/results/runs/
 #   make bench-platform  simulated seconds per wall second of reference cases on
 #                   UML and TCG (docs/platform.md)
 #   make bench-ack  each core's per-ACK cost (ns and instructions) against Reno's
@@ -145,6 +146,12 @@ bench: setup modules
 bench-ack: setup
 	@$(MAKE) -s -C kmod/tests/bench run
 
+# docs/results.md, the ledger of the seeds' claims, regenerated from the
+# summaries of the runs it was made from (docs/results/runs/*: meta.json,
+# plan.json and summary.json of each run directory; docs/testbed.md)
+ledger: setup
+	@$(PYTHON) -m synctcp_testbed.cli ledger $(sort $(wildcard docs/results/runs/*))
+
 # Simulated seconds per wall second of reference cases on UML, and the same
 # through the TCG VM (BENCH_PLATFORM_ARGS="--platforms uml --only 1G-1")
 bench-platform: setup modules uml-kernel
@@ -184,7 +191,7 @@ clean:
 	$(MAKE) -C kmod clean
 	$(MAKE) -C kmod/tests clean
 
-.PHONY: bench all setup modules install load unload unit fuzz bench-ack pytest-unit kernel-test kernel-test-debug owts-test test demo checkpatch clean \
+.PHONY: bench ledger all setup modules install load unload unit fuzz bench-ack pytest-unit kernel-test kernel-test-debug owts-test test demo checkpatch clean \
 	fresh-check fresh-check-short uml-kernel kernel-smoke platform-test dist-test bench-platform
 
 # DKMS (docs/dkms.md): rebuild the modules for every new kernel.

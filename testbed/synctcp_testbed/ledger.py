@@ -655,7 +655,9 @@ def _provenance(run: Run) -> str:
         plat += " (simulated time)"
     kernel = m.get("kernel")
     kernel = ", ".join(kernel) if isinstance(kernel, list) else kernel
-    return (f"`{run.scenario_name}`: {len(run.cases)} cases, seeds "
+    variant = (m.get("scenario") or {}).get("variant", "best")
+    return (f"`{run.scenario_name}` (sync and mixreact: variant {variant}): {len(run.cases)} "
+            f"cases, seeds "
             f"{','.join(str(s) for s in seeds) or '-'}; platform {plat}, kernel {kernel or '?'}, "
             f"commit {m.get('git') or '?'}, started {m.get('started_utc', '?')}, wall "
             f"{cost.get('wall_s', '?')} s (instances {cost.get('instance_wall_s', '?')} s for "
