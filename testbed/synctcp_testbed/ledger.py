@@ -19,7 +19,6 @@ the file can be regenerated from the same directories at any time.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from dataclasses import dataclass, field
