@@ -654,6 +654,12 @@ CLAIMS = [
 
 # --------------------------------------------------------------------------- the file
 
+def _variant_tag(run: Run) -> str:
+    """" (variant paper)" for a run of the dissertation's algorithms, else ""."""
+    variant = (run.meta.get("scenario") or {}).get("variant", "best")
+    return f" (variant {variant})" if variant != "best" else ""
+
+
 def _provenance(run: Run) -> str:
     m = run.meta
     cost = m.get("wall_cost") or {}
@@ -713,7 +719,7 @@ def render(sections: Sequence[Section], out: Path, command: str) -> str:
              "otherwise, and **not measured** without a run of the claim.", "",
              _table(["claim", "verdict", "runs"],
                     [[f"[{s.title}](#{s.key})", f"**{s.verdict}**",
-                      ", ".join(f"`{r.scenario_name}`" for r in s.runs) or "-"]
+                      ", ".join(f"`{r.scenario_name}`{_variant_tag(r)}" for r in s.runs) or "-"]
                      for s in sections]), ""]
     for s in sections:
         lines += [f'<a id="{s.key}"></a>', f"## {s.title}", "", f"**Claim.** {s.claim}", "",
