@@ -29,7 +29,6 @@ http {{
     fastcgi_temp_path {tmp}/fastcgi;
     uwsgi_temp_path {tmp}/uwsgi;
     scgi_temp_path {tmp}/scgi;
-    default_type application/octet-stream;
     server {{
         listen {addr}:{port} backlog={connections};
         root {tmp}/www;
