@@ -31,7 +31,8 @@ from typing import Any, Dict, List, Optional, Sequence
 from rich.console import Console
 from rich.table import Table
 
-from .stats import estimate, groups
+from .stats import groups
+from .stats import text as _cell
 
 #: preset -> (duration s, warm-up s, seeds) of its bench-sized run
 BENCH = {"weigle-ftp": (60.0, 15.0, 5), "gu-smallbuffer": (30.0, 5.0, 5)}
@@ -42,11 +43,6 @@ QUICK = {"weigle-ftp": (20.0, 5.0, 3), "gu-smallbuffer": (10.0, 2.5, 3)}
 def _groups(summary: Dict[str, Any]) -> List[Dict[str, Any]]:
     """The summary's case groups (recomputed: older summaries have none)."""
     return groups(summary["cases"])
-
-
-def _cell(d: Optional[Dict[str, Any]], digits: int = 2, scale: float = 1.0) -> str:
-    e = estimate(d)
-    return e.text(digits, scale) if e else "-"
 
 
 def _find(gs: List[Dict[str, Any]], cc: str, point: Any) -> Optional[Dict[str, Any]]:

@@ -268,11 +268,7 @@ def print_groups(rundir: Path, summary: Dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from .stats import estimate
-
-    def cell(d: Optional[Dict[str, Any]], digits: int = 2, scale: float = 1.0) -> str:
-        e = estimate(d)
-        return e.text(digits, scale) if e else "-"
+    from .stats import text as cell
 
     table = Table(title=f"{summary['scenario']}: {rundir} (mean \u00b1 95% CI over "
                         f"{summary['repeat']} seeds)")

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .rundir import Run, RunDirError, load_run
-from .stats import Estimate, case_metrics, mean_ci
+from .stats import BySeed, Estimate, case_metrics, mean_ci, paired
+from .stats import text as txt
 
 #: how a verdict reads, from its checks
 HOLDS, PARTLY, FAILS, UNMEASURED = "holds", "holds partly", "fails", "not measured"
@@ -83,36 +84,22 @@ def _point(case: Dict[str, Any], **extra: Any) -> Dict[str, Any]:
 
 
 def by_seed(cases: Cases, cc: str, where: Callable[[Dict[str, Any]], bool] = lambda c: True
-            ) -> Dict[int, Dict[str, float]]:
+            ) -> BySeed:
     """The metrics of algorithm ``cc``'s cases (not the ceiling's) that ``where`` keeps, by seed."""
     return {int(c.get("seed", 1)): case_metrics(c) for c in cases
             if c.get("cc") == cc and c.get("aqm") != "ceiling" and where(c)}
 
 
-def over_seeds(runs: Dict[int, Dict[str, float]], metric: str,
+def over_seeds(runs: BySeed, metric: str,
                scale: float = 1.0) -> Optional[Estimate]:
     xs = [m[metric] * scale for m in runs.values() if metric in m]
     return mean_ci(xs) if xs else None
 
 
-def paired(a: Dict[int, Dict[str, float]], b: Dict[int, Dict[str, float]], metric: str,
-           op: str = "ratio", scale: float = 1.0) -> Optional[Estimate]:
-    """Per seed ``a / b`` (``op="ratio"``, where b is not 0) or ``a - b`` (``"diff"``)."""
-    xs = []
-    for seed in sorted(set(a) & set(b)):
-        x, y = a[seed].get(metric), b[seed].get(metric)
-        if x is None or y is None:
-            continue
-        if op == "ratio":
-            if y:
-                xs.append(x / y)
-        else:
-            xs.append((x - y) * scale)
-    return mean_ci(xs) if xs else None
-
-
-def txt(e: Optional[Estimate], digits: int = 2, scale: float = 1.0) -> str:
-    return e.text(digits, scale) if e is not None else "-"
+def kept_by_seed(on: BySeed, off: BySeed) -> BySeed:
+    """Per seed, goodput with the reverse path loaded over goodput without (``kept``)."""
+    return {s: {"kept": on[s]["goodput_mbit"] / off[s]["goodput_mbit"]}
+            for s in set(on) & set(off) if off[s].get("goodput_mbit") and "goodput_mbit" in on[s]}
 
 
 def _table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -289,7 +276,8 @@ def reverse(sec: Section, figs: Path) -> None:
 
     off = {cc: by_seed(cases, cc, rev(False)) for cc in order}
     on = {cc: by_seed(cases, cc, rev(True)) for cc in order}
-    kept = {cc: paired(on[cc], off[cc], "goodput_mbit") for cc in order}
+    kept_s = {cc: kept_by_seed(on[cc], off[cc]) for cc in order}
+    kept = {cc: over_seeds(kept_s[cc], "kept") for cc in order}
     rows = []
     for cc in order:
         if not on[cc]:
@@ -309,11 +297,7 @@ def reverse(sec: Section, figs: Path) -> None:
         sec.checks.append(Check(f"{cc}: keeps at least 0.9 of its goodput when the ACK path is "
                                 f"loaded", _at_least(kept[cc], 0.9), f"kept {txt(kept[cc])}"))
         if kept["vegas"] is not None:
-            per = {s: {"k": on[cc][s]["goodput_mbit"] / off[cc][s]["goodput_mbit"]}
-                   for s in set(on[cc]) & set(off[cc]) if off[cc][s].get("goodput_mbit")}
-            veg = {s: {"k": on["vegas"][s]["goodput_mbit"] / off["vegas"][s]["goodput_mbit"]}
-                   for s in set(on["vegas"]) & set(off["vegas"]) if off["vegas"][s].get("goodput_mbit")}
-            d = paired(per, veg, "k", "diff")
+            d = paired(kept_s[cc], kept_s["vegas"], "kept", "diff")
             sec.checks.append(Check(f"{cc}: keeps more than Vegas (RTT-based) beyond the CI",
                                     _above(d, 0.0), f"kept − Vegas's {txt(d)}"))
     labels = [cc for cc in order if kept[cc] is not None]

@@ -730,15 +730,14 @@ def summary_section(run: Run, link: str) -> str:
 
 def groups_section(run: Run, link: str) -> str:
     """Mean and 95% interval over the seeds of each case group at ``link`` (repeated runs)."""
-    from .stats import estimate
+    from .stats import text
 
     gs = [g for g in run_groups(run) if f"{link}.utilization" in g["metrics"]]
     if not any(g["n"] > 1 for g in gs):
         return ""
 
     def cell(d: Optional[Dict[str, Any]], digits: int = 2, scale: float = 1.0) -> str:
-        e = estimate(d)
-        return esc(e.text(digits, scale)) if e else "-"
+        return esc(text(d, digits, scale))
 
     refs = [r for r in ("reno", "cubic") if any(r in g["ratios"] for g in gs)]
     head = ["case", "seeds", "utilization %", "drop %", "mean queue pkts", "mean queue delay ms",

@@ -16,9 +16,11 @@ ratios.  A ratio whose reference is 0 at some seed has no value.
 
 from __future__ import annotations
 
+import json
 import math
+import statistics
 from dataclasses import asdict, dataclass
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from scipy import stats as _st
 
@@ -81,11 +83,45 @@ def mean_ci(values: Iterable[float], level: float = LEVEL) -> Estimate:
     if not xs:
         raise ValueError("no values")
     n = len(xs)
-    mean = math.fsum(xs) / n
+    mean = statistics.fmean(xs)
     if n == 1:
         return Estimate(mean, None, 1)
-    var = math.fsum((x - mean) ** 2 for x in xs) / (n - 1)
-    return Estimate(mean, t_quantile(n - 1, level) * math.sqrt(var / n), n)
+    return Estimate(mean, t_quantile(n - 1, level) * statistics.stdev(xs) / math.sqrt(n), n)
+
+
+#: a case's metrics by seed (case_metrics of each seed's case)
+BySeed = Dict[int, Dict[str, float]]
+
+
+def paired_values(a: BySeed, b: BySeed, metric: str, op: str = "ratio",
+                  scale: float = 1.0) -> List[float]:
+    """Per seed both ran, ``a / b`` (``op="ratio"``; seeds where b is 0 left out)
+    or ``(a - b) x scale`` (``op="diff"``)."""
+    xs = []
+    for seed in sorted(set(a) & set(b)):
+        x, y = a[seed].get(metric), b[seed].get(metric)
+        if x is None or y is None:
+            continue
+        if op == "ratio":
+            if y:
+                xs.append(x / y)
+        else:
+            xs.append((x - y) * scale)
+    return xs
+
+
+def paired(a: BySeed, b: BySeed, metric: str, op: str = "ratio",
+           scale: float = 1.0) -> Optional[Estimate]:
+    """Mean and interval of :func:`paired_values`; None without a pair."""
+    xs = paired_values(a, b, metric, op, scale)
+    return mean_ci(xs) if xs else None
+
+
+def text(e: Union[Estimate, Dict[str, Any], None], digits: int = 2, scale: float = 1.0) -> str:
+    """An Estimate (or its summary.json dict) as ``mean ± ci``; "-" for none."""
+    if isinstance(e, dict) or e is None:
+        e = estimate(e)
+    return e.text(digits, scale) if e is not None else "-"
 
 
 def case_metrics(case: Dict[str, Any]) -> Dict[str, float]:
@@ -131,8 +167,6 @@ def _group_key(case: Dict[str, Any]) -> str:
 
 
 def _ref_key(case: Dict[str, Any], ref: str) -> Tuple[str, str, str]:
-    import json
-
     return (ref, str(case.get("aqm")), json.dumps(case.get("point") or {}, sort_keys=True))
 
 
@@ -156,37 +190,28 @@ def groups(cases: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
     for c in cases:
         by_group.setdefault(_group_key(c), []).append(c)
     # the reference cases at each (algorithm, queue, point) by seed
-    refs: Dict[Tuple[str, str, str], Dict[int, Dict[str, float]]] = {}
+    refs: Dict[Tuple[str, str, str], BySeed] = {}
     for c in cases:
         if c.get("aqm") != "ceiling" and c.get("cc") in REFERENCES:
             refs.setdefault(_ref_key(c, str(c["cc"])), {})[int(c.get("seed", 0))] = case_metrics(c)
     out = []
     for name, reps in by_group.items():
         first = reps[0]
-        per_case = [case_metrics(c) for c in reps]
-        names = list(dict.fromkeys(k for m in per_case for k in m))
+        mine: BySeed = {int(c.get("seed", 0)): case_metrics(c) for c in reps}
+        names = list(dict.fromkeys(k for m in mine.values() for k in m))
         rec: Dict[str, Any] = {
             "group": name, "cc": first.get("cc"), "aqm": first.get("aqm"),
             "point": first.get("point") or {}, "seeds": [c.get("seed") for c in reps],
             "n": len(reps),
-            "metrics": {k: mean_ci(m.get(k) for m in per_case).as_dict() for k in names
-                        if any(k in m for m in per_case)},
+            "metrics": {k: mean_ci(m.get(k) for m in mine.values()).as_dict() for k in names},
             "ratios": {},
         }
-        if first.get("aqm") != "ceiling":
-            for ref in REFERENCES:
-                at = refs.get(_ref_key(first, ref))
-                if not at:
-                    continue
-                got: Dict[str, Any] = {}
-                for k in ratio_names(names):
-                    rs = [m[k] / at[int(c.get("seed", 0))][k] for c, m in zip(reps, per_case)
-                          if k in m and int(c.get("seed", 0)) in at
-                          and at[int(c.get("seed", 0))].get(k)]
-                    if rs:
-                        got[k] = mean_ci(rs).as_dict()
-                if got:
-                    rec["ratios"][ref] = got
+        for ref in REFERENCES if first.get("aqm") != "ceiling" else ():
+            at = refs.get(_ref_key(first, ref), {})
+            got = {k: e.as_dict() for k in ratio_names(names)
+                   if (e := paired(mine, at, k)) is not None}
+            if got:
+                rec["ratios"][ref] = got
         out.append(rec)
     return out
 
