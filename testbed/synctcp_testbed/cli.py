@@ -191,6 +191,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str], sc: Any, out: Path,
         raise ScenarioError(f"--{'dask' if args.dask else 'slurm'}: a cluster runs cases on the "
                             f"uml platform (simulated time) only, not on {plat.name}")
     t0 = time.monotonic()
+    args.capture = args.capture or sc.capture
     from rich.console import Console
 
     from .runner import RunError, run_scenario

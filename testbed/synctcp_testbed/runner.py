@@ -658,10 +658,38 @@ class CaseRun:
 
     def _capture_cmd(self, topo: Topology, flow: Flow) -> str:
         """tcpdump of ``flow``'s headers at its sender (for ``synctcp trace/correlate``)."""
+        # tcpdump writes to its standard output, which the shell opens: a
+        # file tcpdump opens itself it chowns to its unprivileged user, and
+        # on UML's hostfs (the host user nobody) that fails and leaves a
+        # capture of its header only
         link = next(lk for lk in topo.links if flow.src in (lk.a, lk.b))
-        args = ["tcpdump", "-i", topo.dev(flow.src, link), "-s", "128", "-U", "-w",
-                self.dir / f"{flow.id}.pcap", f"tcp port {flow.port}"]
-        return f"ip netns exec {topo.ns(flow.src)} {_q(args)} 2> {shlex.quote(str(self.dir / 'tcpdump.log'))} &"
+        args = ["tcpdump", "-i", topo.dev(flow.src, link), "-s", "128", "-U", "-w", "-",
+                f"tcp port {flow.port}"]
+        return (f"ip netns exec {topo.ns(flow.src)} {_q(args)} "
+                f"> {shlex.quote(str(self.dir / f'{flow.id}.pcap'))} "
+                f"2> {shlex.quote(str(self.dir / 'tcpdump.log'))} &")
+
+    def _correlation(self, flow: Flow) -> Dict[str, Any]:
+        """Martin et al.'s loss-delay correlation (CIM, LCDC, delay CDF) on the
+        RTT and on the OTT of ``flow``, from its capture (``synctcp correlate``,
+        docs/correlate.md), over the whole flow.  A capture without the flow's
+        data is a RunError with tcpdump's last line: never an empty figure."""
+        from synctcp.correlate import correlate_flow
+        from synctcp.pcap import PcapError, read_tcp
+        from synctcp.trace import trace_packets
+
+        path = self.dir / f"{flow.id}.pcap"
+        log = (_read(self.dir / "tcpdump.log") or "").strip().splitlines()
+        why = f"tcpdump: {log[-1]}" if log else "tcpdump said nothing"
+        try:
+            packets, _ = read_tcp(path)
+        except (OSError, PcapError) as exc:
+            raise RunError(f"{self.case.id}: capture {path.name}: {exc} ({why})") from exc
+        traces = [t for t in trace_packets(packets) if flow.port in (t.sport, t.dport)]
+        if not traces:
+            raise RunError(f"{self.case.id}: capture {path.name} holds no data of flow "
+                           f"{flow.id} ({len(packets)} TCP packets; {why})")
+        return correlate_flow(max(traces, key=lambda t: len(t.samples)))
 
     def _wait_ready(self, files: List[Path], timeout: float = 300) -> None:
         """Wait until every sampler wrote "ready" to its file of ``files``.
@@ -788,6 +816,8 @@ class CaseRun:
             "flows": [{k: f[k] for k in ("id", "group", "cc", "goodput_mbit", "retransmits",
                                          "base_rtt_ms", "udp_lost_pct")} for f in flows],
             "http": http,
+            "correlation": (self._correlation(plan.flows[0])
+                            if self.capture and plan.flows else None),
             "platform_ceiling_mbit": None,
         }
 

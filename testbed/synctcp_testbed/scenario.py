@@ -183,6 +183,9 @@ class Scenario:
     #: the version of sync and mixreact the cases run (their "variant"
     #: module parameter): "best", or "paper" for the dissertation's algorithm
     variant: str = "best"
+    #: tcpdump the first flow's headers at its sender (CASE/f01.pcap) and put
+    #: its loss-delay correlation (CIM, LCDC on RTT and OTT) in the result
+    capture: bool = False
     topology: TopologySpec = Field(default_factory=TopologySpec)
     aqm_params: AqmSpec = Field(default_factory=AqmSpec)
     traffic: TrafficSpec = Field(default_factory=TrafficSpec)

@@ -159,6 +159,15 @@ def case_metrics(case: Dict[str, Any]) -> Dict[str, float]:
         others = (sum(fwd) - minority[0]["goodput_mbit"]) / (len(fwd) - 1)
         if others > 0:      # Martin et al.'s Table V: the change against the others' mean
             out["minority_change_pct"] = 100 * (minority[0]["goodput_mbit"] - others) / others
+    corr = case.get("correlation") or {}
+    for which in ("rtt", "ott"):     # Martin et al.'s CIM and LCDC(-1), from the capture
+        series = corr.get(which) or {}
+        value = (series.get("cim") or {}).get("value")
+        if isinstance(value, (int, float)):
+            out[f"cim_{which}"] = float(value)
+        excess = ((series.get("lcdc") or {}).get("-1") or {}).get("excess_ms")
+        if isinstance(excess, (int, float)):
+            out[f"lcdc1_excess_{which}_ms"] = float(excess)
     return out
 
 

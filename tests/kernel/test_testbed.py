@@ -136,6 +136,11 @@ bulk_fwd = true
             assert (cdir / name).stat().st_size > 0, name
         flows = json.loads((cdir / "flows.json").read_text())
         assert {f["cc"] for f in flows} == {case["cc"]}
+        # the capture holds the first flow (not a bare header: UML's hostfs)
+        # and its loss-delay correlation is in the record
+        corr = case["correlation"]
+        assert corr["flow"].endswith(f":{flows[0]['port']}"), corr["flow"]
+        assert corr["rtt"]["samples"] > 100 and corr["ott"]["samples"] > 100, corr
     html = (out / "report.html").read_text()
     assert "tiny" in html and "data:image/png;base64," in html and "reno-droptail" in html
     # a header and one row per case and bottleneck

@@ -196,6 +196,29 @@ def test_martin_change_against_reno(tmp_path: Path) -> None:
     assert got["sync"].ok is False and got["sync"].got == "4.0 ± 0.0%"
     assert s.verdict == ledger.PARTLY
     assert any(n.startswith("Reno against Reno") for n in s.notes)
+    assert got["Reno (the control's f01)"].ok is None      # no capture: not testable
+    assert "CIM" not in s.ours
+
+
+def test_martin_cim_from_the_captures(tmp_path: Path) -> None:
+    cases = []
+    for seed in range(1, 4):
+        for cc, cim_rtt, cim_ott in (("reno", 0.2 + seed / 100, 0.3), ("sync", 0.5, 0.5)):
+            cases.append({"id": f"{cc}-droptail-s{seed}", "group": f"{cc}-droptail", "cc": cc,
+                          "aqm": "droptail", "seed": seed, "point": {}, "goodput_mbit": 9.0,
+                          "flows": [{"group": "minority", "goodput_mbit": 4.0},
+                                    {"group": "fwd", "goodput_mbit": 5.0}],
+                          "correlation": {
+                              "rtt": {"cim": {"value": cim_rtt}, "lcdc": {"-1": {"excess_ms": 3.0}}},
+                              "ott": {"cim": {"value": cim_ott}, "lcdc": {"-1": {"excess_ms": 5.0}}}}})
+    s = _section(ledger.build([_rundir(tmp_path / "m", "martin-full", cases)], tmp_path / "f"),
+                 "martin")
+    got = {c.rule.split(":")[0]: c for c in s.checks}
+    assert got["Reno (the control's f01)"].ok is True
+    assert got["Reno (the control's f01)"].got.startswith("0.22 ± ")
+    assert "f01's CIM on RTT" in s.ours and "| 0.50 ± 0.00 | 0.50 ± 0.00 | 3.0 ± 0.0 | 5.0 ± 0.0 |" in s.ours
+    note = next(n for n in s.notes if n.startswith("CIM and LCDC"))
+    assert "reno 0.08 ± " in note and "sync 0.00 ± 0.00" in note
 
 
 def test_ftp_verdict_is_the_paper_variants_when_they_ran(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import pytest
 
 from synctcp import diag
-from synctcp_testbed import runner
+from synctcp_testbed import runner, stats
 from synctcp_testbed.flowgen import (FlowgenError, parse_result, total_at, window_bytes,
                                      window_retrans)
 from synctcp_testbed.http import CSV_FIELDS
@@ -361,6 +361,56 @@ def test_http_result_without_a_response_in_the_window_is_an_error(tmp_path: Path
     cr, plan = collect_case(tmp_path)
     with pytest.raises(runner.RunError, match="recorded no response"):
         cr._http_result(plan, 200.0, 300.0)
+
+
+# ---------------------------------------------------------------------------
+# the captured flow's loss-delay correlation (--capture)
+
+SAWTOOTH = Path(__file__).resolve().parents[2] / "docs" / "samples" / "ts-sawtooth.pcap"
+
+
+def test_correlation_of_the_captured_flow_on_rtt_and_ott(tmp_path: Path) -> None:
+    # the shipped sample: every one of its 5 losses follows a delay peak
+    (tmp_path / "f01.pcap").write_bytes(SAWTOOTH.read_bytes())
+    got = case_run(tmp_path)._correlation(flow(port=5001, cport=40000))
+    assert got["flow"] == "10.0.0.1:40000>10.0.0.2:5001"
+    for which in ("rtt", "ott"):
+        assert got[which]["cim"]["true"] == 5 and got[which]["cim"]["events"] == 5
+    case = {"correlation": got, "flows": [], "bottlenecks": []}
+    m = stats.case_metrics(case)
+    assert m["cim_rtt"] == 1.0 and m["cim_ott"] == 1.0
+    assert m["lcdc1_excess_rtt_ms"] == pytest.approx(got["rtt"]["lcdc"]["-1"]["excess_ms"])
+    assert m["lcdc1_excess_rtt_ms"] > 0
+
+
+def test_correlation_of_a_header_only_capture_is_an_error_with_tcpdumps_reason(
+        tmp_path: Path) -> None:
+    # what tcpdump left on UML's hostfs when it opened the file itself
+    (tmp_path / "f01.pcap").write_bytes(SAWTOOTH.read_bytes()[:24])
+    (tmp_path / "tcpdump.log").write_text("tcpdump: Couldn't change ownership of savefile\n")
+    with pytest.raises(runner.RunError, match="holds no data of flow f01 .0 TCP packets; "
+                       "tcpdump: tcpdump: Couldn't change ownership"):
+        case_run(tmp_path)._correlation(flow(port=5001, cport=40000))
+
+
+def test_correlation_of_another_flows_capture_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "f01.pcap").write_bytes(SAWTOOTH.read_bytes())
+    with pytest.raises(runner.RunError, match="holds no data of flow f01"):
+        case_run(tmp_path)._correlation(flow(port=5201, cport=40001))
+
+
+def test_correlation_of_a_missing_capture_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(runner.RunError, match="capture f01.pcap: .*tcpdump said nothing"):
+        case_run(tmp_path)._correlation(flow())
+
+
+def test_capture_writes_through_the_shell_not_tcpdumps_own_open(tmp_path: Path) -> None:
+    cr = case_run(tmp_path)
+    topo = type("T", (), {"links": [type("L", (), {"a": "s1", "b": "l"})()],
+                          "dev": lambda self, n, lk: "eth0", "ns": lambda self, n: "x-s1"})()
+    cmd = cr._capture_cmd(topo, flow())      # type: ignore[arg-type]
+    assert " -w - 'tcp port 5201' > " in cmd and cmd.endswith("tcpdump.log &")
+    assert f"> {tmp_path / 'f01.pcap'} " in cmd
 
 
 # ---------------------------------------------------------------------------

@@ -1022,3 +1022,23 @@ def test_scenario_variant_is_best_or_paper() -> None:
     assert from_dict({"name": "v", "variant": "paper"}).variant == "paper"
     with pytest.raises(ScenarioError, match="variant 'pape': one of best, paper"):
         from_dict({"name": "v", "variant": "pape"})
+
+
+@pytest.mark.parametrize("argv, want", [([], True), (["--capture"], True)])
+def test_capture_key_of_a_scenario_captures_like_the_option(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, argv: List[str], want: bool) -> None:
+    from synctcp_testbed import platforms
+
+    seen: List[bool] = []
+
+    def record(*a: Any, capture: bool = False, **kw: Any) -> None:
+        seen.append(capture)
+
+    monkeypatch.setattr(runner, "run_scenario", record)
+    monkeypatch.setattr(platforms, "choose",
+                        lambda requested=None: platforms.Platform("native", "test", here=True))
+    sc = load("martin-full")
+    assert sc.capture is True and load("martin-minority").capture is False
+    assert cli.main(["run", "martin-full", "--out", str(tmp_path / "r"), *argv]) == 0
+    assert cli.main(["run", "martin-minority", "--out", str(tmp_path / "s"), *argv]) == 0
+    assert seen == [want, bool(argv)]
