@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .scenario import MSS_BYTES, Case
+from .scenario import MSS_BYTES, RATE_COUNTS, Case
 from .topology import Topology, chain, dumbbell, parking_lot
 
 Builder = Callable[[Case, str], Topology]
@@ -96,6 +96,11 @@ def build_topology(case: Case, prefix: str = "st") -> Topology:
     else:
         topo = chain(t.rtts_ms, t.rate_mbit, queue, hops=t.hops, cross_pairs=t.cross_pairs,
                      link_delay_ms=t.link_delay_ms, cross_rtt_ms=t.cross_rtt_ms, **common)
+    overhead = RATE_COUNTS[t.rate_counts]
+    for link in topo.links:
+        for egress in (link.a_egress, link.b_egress):
+            if egress.rate_mbit is not None:
+                egress.size_overhead = overhead
     ecn = "1" if queue.ecn else "0"
     rmem, wmem = socket_buffers(t.rate_mbit, max(t.rtts_ms), t.access_rate_mbit)
     for node in topo.nodes.values():

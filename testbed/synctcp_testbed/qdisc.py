@@ -143,10 +143,18 @@ class Egress:
     delay_ms: float = 0.0
     jitter_ms: float = 0.0
     loss_pct: float = 0.0
+    #: bytes added to each packet's length where the rate is counted (a tc
+    #: size table, ``stab overhead N``, on the egress's root qdisc): -14
+    #: counts IP bytes, as ns-2's links do, instead of Ethernet frames
+    size_overhead: int = 0
 
     def validate(self) -> None:
         if self.rate_mbit is not None and not 0.01 <= self.rate_mbit <= 100000:
             raise QdiscError(f"rate {self.rate_mbit} Mbit/s out of range 0.01..100000")
+        if not -64 <= self.size_overhead <= 256:
+            raise QdiscError(f"size overhead {self.size_overhead} bytes out of range -64..256")
+        if self.size_overhead and self.rate_mbit is None:
+            raise QdiscError("a size overhead needs a rate: it changes only how the rate counts")
         if not 0 <= self.delay_ms <= 60000 or not 0 <= self.jitter_ms <= self.delay_ms + 1e-9:
             raise QdiscError("delay must be 0..60000 ms and jitter 0..delay")
         if not 0 <= self.loss_pct <= 100:
@@ -173,6 +181,10 @@ class Egress:
         self.validate()
         cmds: List[List[str]] = []
         parent = ["root"]
+        # the size table sits on the root qdisc: the kernel sizes each packet
+        # once, on entry to the root, and every qdisc below (HTB's rate, the
+        # queue's byte counts) sees that size
+        stab = ["stab", "overhead", str(self.size_overhead)] if self.size_overhead else []
         if self.has_netem:
             netem = ["netem", "limit", str(NETEM_LIMIT)]
             if self.delay_ms > 0:
@@ -181,11 +193,12 @@ class Egress:
                     netem += [f"{self.jitter_ms:g}ms", "distribution", "normal"]
             if self.loss_pct > 0:
                 netem += ["loss", f"{self.loss_pct:g}%"]
-            cmds.append(["qdisc", "add", "dev", dev, "root", "handle", NETEM_HANDLE, *netem])
-            parent = ["parent", "1:1"]
+            cmds.append(["qdisc", "add", "dev", dev, "root", "handle", NETEM_HANDLE, *stab,
+                         *netem])
+            parent, stab = ["parent", "1:1"], []
         if self.rate_mbit is not None:
             rate = f"{self.rate_mbit:g}mbit"
-            cmds.append(["qdisc", "add", "dev", dev, *parent, "handle", HTB_HANDLE, "htb",
+            cmds.append(["qdisc", "add", "dev", dev, *parent, "handle", HTB_HANDLE, *stab, "htb",
                          "default", "10"])
             cmds.append(["class", "add", "dev", dev, "parent", HTB_HANDLE, "classid", HTB_CLASS,
                          "htb", "rate", rate, "ceil", rate])

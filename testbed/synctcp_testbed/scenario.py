@@ -28,6 +28,8 @@ PRESET_DIR = Path(__file__).with_name("scenarios")
 #: sender MSS on a 1500-byte MTU with timestamps (what "segments" means here)
 MSS_BYTES = 1448
 KINDS = ("dumbbell", "parking-lot", "chain")
+#: what a link's rate counts, and the size-table overhead that makes it so
+RATE_COUNTS = {"frame": 0, "ip": -14}
 SWEEPABLE = ("rate_mbit", "queue_pkts", "http_load_pct", "bulk_rev", "rev_load", "flows_per_pair",
              "cbr_calls")
 
@@ -103,6 +105,10 @@ class TopologySpec:
     #: receivers' advertised-window clamp in segments (the senders' max window)
     window_segs: Optional[int] = num(None, 1, 1000000, unit="segments")
     mtu: int = num(1500, 576, 9000, unit="bytes")
+    #: what the links' rates count: "frame" (Ethernet frames, as a real
+    #: link does) or "ip" (IP packets, as ns-2's links do: a size table
+    #: takes the 14-byte Ethernet header off each packet; docs/testbed.md)
+    rate_counts: str = "frame"
     offloads: bool = False
     #: core links whose queues are sampled ("r0r1", "r4r5-rev", "lr"); empty: all
     measure: List[str] = Field(default_factory=list)
@@ -226,6 +232,9 @@ class Scenario:
         t = self.topology
         if t.kind not in KINDS:
             raise ScenarioError(f"topology.kind {t.kind!r}: one of {', '.join(KINDS)}")
+        if t.rate_counts not in RATE_COUNTS:
+            raise ScenarioError(f"topology.rate_counts {t.rate_counts!r}: one of "
+                                f"{', '.join(RATE_COUNTS)}")
         if t.queue_pkts is not None and t.queue_bdp is not None:
             raise ScenarioError("give one of topology.queue_pkts and topology.queue_bdp, not both")
         if t.queue_pkts is None and t.queue_bdp is None:

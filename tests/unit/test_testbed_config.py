@@ -164,6 +164,36 @@ def test_egress_queue_without_rate_hangs_off_netem_or_the_root() -> None:
                                       "pfifo", "limit", "10"]]
 
 
+def test_size_overhead_is_a_size_table_on_the_root_qdisc_only() -> None:
+    with_netem = Egress(rate_mbit=1.536, queue=QueueSpec("droptail", 64), delay_ms=450,
+                        size_overhead=-14).tc_commands("d")
+    assert with_netem[0][4:10] == ["root", "handle", "1:", "stab", "overhead", "-14"]
+    assert with_netem[0][10] == "netem"
+    assert all("stab" not in c for c in with_netem[1:])
+    rate_only = Egress(rate_mbit=10, size_overhead=-14).tc_commands("d")
+    assert rate_only[0][4:] == ["root", "handle", "2:", "stab", "overhead", "-14", "htb",
+                                "default", "10"]
+    assert all("stab" not in c for c in Egress(rate_mbit=10).tc_commands("d"))
+    for bad in (Egress(rate_mbit=10, size_overhead=-65), Egress(size_overhead=-14, delay_ms=1)):
+        with pytest.raises(QdiscError):
+            bad.tc_commands("d")
+
+
+def test_rate_counts_ip_takes_the_ethernet_header_off_every_rate_limited_link() -> None:
+    base = {"name": "t", "topology": {"kind": "dumbbell", "rate_mbit": 1.536, "rtts_ms": [908],
+                                      "link_delay_ms": 450, "queue_pkts": 64,
+                                      "access_rate_mbit": 10}}
+    frame = runner.build_topology(from_dict(base).cases()[0], "zz")
+    ip = runner.build_topology(from_dict({**base, "topology": {
+        **base["topology"], "rate_counts": "ip"}}).cases()[0], "zz")
+    limited = [e for lk in ip.links for e in (lk.a_egress, lk.b_egress) if e.rate_mbit]
+    assert len(limited) == 2 * len(ip.links)     # the core and the access links both ways
+    assert {e.size_overhead for e in limited} == {-14}
+    assert {e.size_overhead for lk in frame.links for e in (lk.a_egress, lk.b_egress)} == {0}
+    with pytest.raises(ScenarioError, match="topology.rate_counts 'bits': one of frame, ip"):
+        from_dict({**base, "topology": {**base["topology"], "rate_counts": "bits"}})
+
+
 def test_egress_with_delay_only_has_no_queue_to_sample() -> None:
     e = Egress(delay_ms=7.5, jitter_ms=1, loss_pct=0.5)
     (cmd,) = e.tc_commands("d")
