@@ -503,6 +503,12 @@ def holl(sec: Section, figs: Path) -> None:
         sec.checks.append(Check("Reno, no calls: RED spreads the bulk flows' goodput less "
                                 "(std dev across flows, paper -3 kbit/s)", _below(d, 0.0),
                                 f"RED - drop-tail {txt(d)} kbit/s"))
+    sec.notes.append("Differences of the setup: a call here is one forward CBR flow (92-byte IP "
+                     "packets every 8 ms) on bulk pair 1..N, where Holl's calls ran both ways "
+                     "between their own nodes (5 ms access); Linux's RED has no gentle mode, so "
+                     "above max_th (32 packets) it drops every packet where Holl's gentle RED "
+                     "(Eq. 4.1) ramps to 1 at 64; the links count IP bytes "
+                     "(`rate_counts = \"ip\"`), as ns-2's do.")
     for cc in ("cubic", "sync", "mixreact"):
         r = by_seed(cases, cc, sel("droptail", 0))
         if r and reno0:
