@@ -678,6 +678,23 @@ def _variant_tag(run: Run) -> str:
     return f" (variant {variant})" if variant != "best" else ""
 
 
+def _planned(run: Run) -> List[str]:
+    """The ids of the cases the run's plan.json asked for, without those its
+    platform skipped (meta.json ``skipped_cases``); [] without a readable plan."""
+    import json
+
+    from .scenario import ScenarioError, from_dict
+
+    try:
+        plan = json.loads((run.path / "plan.json").read_text())
+        cases = from_dict(plan["scenario"]).cases(plan.get("ccs"), plan.get("aqms"))
+    except (OSError, ValueError, KeyError, TypeError, ScenarioError):
+        return []
+    skipped = {str(x.get("id") if isinstance(x, dict) else x)
+               for x in run.meta.get("skipped_cases") or []}
+    return [c.id for c in cases if c.id not in skipped]
+
+
 def _provenance(run: Run) -> str:
     m = run.meta
     cost = m.get("wall_cost") or {}
@@ -688,8 +705,12 @@ def _provenance(run: Run) -> str:
     kernel = m.get("kernel")
     kernel = ", ".join(kernel) if isinstance(kernel, list) else kernel
     variant = (m.get("scenario") or {}).get("variant", "best")
-    return (f"`{run.scenario_name}` (sync and mixreact: variant {variant}): {len(run.cases)} "
-            f"cases, seeds "
+    planned = _planned(run)
+    have = {c.id for c in run.cases}
+    missing = [cid for cid in planned if cid not in have]
+    count = (f"{len(run.cases)} of {len(planned)} planned cases (no result: "
+             f"{', '.join(missing)})" if missing else f"{len(run.cases)} cases")
+    return (f"`{run.scenario_name}` (sync and mixreact: variant {variant}): {count}, seeds "
             f"{','.join(str(s) for s in seeds) or '-'}; platform {plat}, kernel {kernel or '?'}, "
             f"commit {m.get('git') or '?'}, started {m.get('started_utc', '?')}, wall "
             f"{cost.get('wall_s', '?')} s (instances {cost.get('instance_wall_s', '?')} s for "

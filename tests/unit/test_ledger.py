@@ -234,3 +234,24 @@ def test_ftp_verdict_is_the_paper_variants_when_they_ran(tmp_path: Path) -> None
     assert all(c.ok for c in counted) and s.verdict == ledger.HOLDS
     assert any(not c.ok for c in s.checks if not c.counts)          # best's queue check
     assert "| sync (paper) | 3 |" in s.ours and "| sync | 3 |" in s.ours
+
+
+def test_provenance_names_the_planned_cases_without_a_result(tmp_path: Path) -> None:
+    cases = [_ftp_case("reno", seed, 0.9, 1.0, 40.0) for seed in (1, 2)]
+    run = _rundir(tmp_path / "r", "weigle-ftp-full", cases)
+    scenario = {"name": "w", "cc": ["reno", "sync"], "aqm": ["droptail"], "seed": 1, "repeat": 2,
+                "topology": {"rtts_ms": [40], "rate_mbit": 10, "queue_pkts": 50}}
+    (run / "plan.json").write_text(json.dumps({"scenario": scenario, "ccs": None, "aqms": None}))
+    (s,) = [x for x in ledger.build([run], tmp_path / "f") if x.runs]
+    line = ledger._provenance(s.runs[0])
+    assert "2 of 4 planned cases (no result: sync-droptail-s1, sync-droptail-s2), seeds 1,2" in line
+    # the platform's skips are not missing results; without a plan, only the count
+    meta = json.loads((run / "meta.json").read_text())
+    meta["skipped_cases"] = ["sync-droptail-s1", "sync-droptail-s2"]
+    (run / "meta.json").write_text(json.dumps(meta))
+    (s,) = [x for x in ledger.build([run], tmp_path / "f") if x.runs]
+    assert "`weigle-ftp-full` (sync and mixreact: variant best): 2 cases, seeds" in \
+        ledger._provenance(s.runs[0])
+    (run / "plan.json").unlink()
+    (s,) = [x for x in ledger.build([run], tmp_path / "f") if x.runs]
+    assert ": 2 cases, seeds 1,2;" in ledger._provenance(s.runs[0])
