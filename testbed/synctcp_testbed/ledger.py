@@ -505,10 +505,18 @@ def holl(sec: Section, figs: Path) -> None:
                                 f"RED - drop-tail {txt(d)} kbit/s"))
     sec.notes.append("Differences of the setup: a call here is one forward CBR flow (92-byte IP "
                      "packets every 8 ms) on bulk pair 1..N, where Holl's calls ran both ways "
-                     "between their own nodes (5 ms access); Linux's RED has no gentle mode, so "
-                     "above max_th (32 packets) it drops every packet where Holl's gentle RED "
-                     "(Eq. 4.1) ramps to 1 at 64; the links count IP bytes "
+                     "between their own nodes (5 ms access); the links count IP bytes "
                      "(`rate_counts = \"ip\"`), as ns-2's do.")
+    queues = {aqm: over_seeds(by_seed(cases, "reno", sel(aqm, top)), "lr.mean_pkts")
+              for aqm in ("droptail", "red")}
+    held = (f" At {top} calls Reno's RED queue held {txt(queues['red'], 1)} packets on average, "
+            f"the drop-tail one {txt(queues['droptail'], 1)} (its limit is 64)."
+            if top and all(queues.values()) else "")
+    sec.notes.append("Linux's RED is not ns-2's: it measures the queue in bytes (the thresholds "
+                     "are packets x 576 B), so a call's 92-byte packet weighs a sixth of a bulk "
+                     "packet, where ns-2's RED counts packets; and it has no gentle mode: above "
+                     "max_th it drops every arrival, where Holl's gentle RED (Eq. 4.1) ramps "
+                     "up to 2 x max_th." + held)
     for cc in ("cubic", "sync", "mixreact"):
         r = by_seed(cases, cc, sel("droptail", 0))
         if r and reno0:
