@@ -19,6 +19,7 @@ the file can be regenerated from the same directories at any time.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from dataclasses import dataclass, field
@@ -576,9 +577,9 @@ def martin(sec: Section, figs: Path) -> None:
     if captured:
         diffs = []
         for cc in (cc for cc in order if runs[cc]):
-            xs = [m["cim_ott"] - m["cim_rtt"] for m in runs[cc].values()
-                  if m.get("cim_ott") is not None and m.get("cim_rtt") is not None]
-            diffs.append(f"{cc} {txt(mean_ci(xs) if xs else None)}")
+            ott, rtt = ({seed: {"cim": m.get(k)} for seed, m in runs[cc].items()}
+                        for k in ("cim_ott", "cim_rtt"))
+            diffs.append(f"{cc} {txt(paired(ott, rtt, 'cim', 'diff'))}")
         sec.notes.append("CIM and LCDC: `synctcp correlate` on f01's capture at its sender "
                          "(docs/correlate.md: the paper's x = 2, w = 20, 1σ), over the whole "
                          "flow, the RTT and the OTT of the same ACKs; CIM on OTT − on RTT, "
@@ -689,8 +690,6 @@ def _variant_tag(run: Run) -> str:
 def _planned(run: Run) -> List[str]:
     """The ids of the cases the run's plan.json asked for, without those its
     platform skipped (meta.json ``skipped_cases``); [] without a readable plan."""
-    import json
-
     from .scenario import ScenarioError, from_dict
 
     try:

@@ -676,7 +676,7 @@ class CaseRun:
         data is a RunError with tcpdump's last line: never an empty figure."""
         from synctcp.correlate import correlate_flow
         from synctcp.pcap import PcapError, read_tcp
-        from synctcp.trace import trace_packets
+        from synctcp.trace import select_flows, trace_packets
 
         path = self.dir / f"{flow.id}.pcap"
         log = (_read(self.dir / "tcpdump.log") or "").strip().splitlines()
@@ -685,7 +685,7 @@ class CaseRun:
             packets, _ = read_tcp(path)
         except (OSError, PcapError) as exc:
             raise RunError(f"{self.case.id}: capture {path.name}: {exc} ({why})") from exc
-        traces = [t for t in trace_packets(packets) if flow.port in (t.sport, t.dport)]
+        traces = select_flows(trace_packets(packets), str(flow.port))
         if not traces:
             raise RunError(f"{self.case.id}: capture {path.name} holds no data of flow "
                            f"{flow.id} ({len(packets)} TCP packets; {why})")
