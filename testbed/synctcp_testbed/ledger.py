@@ -381,6 +381,90 @@ def gu(sec: Section, figs: Path) -> None:
                          "120 s (gu-etcp-1g explains the wall cost).")
 
 
+def pooled_rt_hist(cases: Cases) -> Dict[str, Dict[int, int]]:
+    """The response-time histograms (``http.rt_hist``) of ``cases`` added up,
+    bin by bin: the seeds of one case pooled.  Cases without one add nothing."""
+    out: Dict[str, Dict[int, int]] = {"small": {}, "large": {}}
+    for c in cases:
+        hist = (c.get("http") or {}).get("rt_hist") or {}
+        for part, acc in out.items():
+            for k, n in hist.get(part) or []:
+                acc[int(k)] = acc.get(int(k), 0) + int(n)
+    return out
+
+
+def rt_curve(hist: Dict[int, int], ccdf: bool) -> Tuple[List[float], List[float]]:
+    """The CDF (P(X < upper edge), at each bin's upper edge) or the CCDF
+    (P(X >= lower edge), at each bin's lower edge) of a pooled histogram."""
+    from .http import rt_bin_edges_ms
+
+    total = sum(hist.values())
+    xs: List[float] = []
+    ys: List[float] = []
+    below = 0
+    for k in sorted(hist):
+        lo, hi = rt_bin_edges_ms(k)
+        if ccdf:
+            xs.append(lo)
+            ys.append((total - below) / total)
+        below += hist[k]
+        if not ccdf:
+            xs.append(hi)
+            ys.append(below / total)
+    return xs, ys
+
+
+def _plot_rt(path: Path, ccdf: bool, loads: Sequence[float], order: Sequence[str],
+             hists: Dict[Tuple[float, str], Dict[str, Dict[int, int]]]) -> Optional[Path]:
+    """Response-time CDFs (to 1500 ms, as Weigle's Figs 4.15-4.19) or CCDFs
+    (log-log, Figs 4.20-4.22): a row per load, small and large responses apart."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .http import SMALL_RESPONSE_MAX, WITHIN_MS
+
+    if not any(sum(h.values()) for parts in hists.values() for h in parts.values()):
+        return None
+    fig, axes = plt.subplots(len(loads), 2, figsize=(8.5, 2.1 * len(loads) + 0.6),
+                             squeeze=False, sharex=True)
+    for row, load in enumerate(loads):
+        for col, part in enumerate(("small", "large")):
+            ax = axes[row][col]
+            for cc in order:
+                h = hists.get((load, cc), {}).get(part) or {}
+                if sum(h.values()):
+                    xs, ys = rt_curve(h, ccdf)
+                    ax.step(xs, ys, where="post", lw=1.1,
+                            label=f"{cc} ({sum(h.values()):,})")
+            if ccdf:
+                ax.set_xscale("log")
+                ax.set_yscale("log")
+            else:
+                ax.set_xlim(0, WITHIN_MS)
+                ax.set_ylim(0, 1)
+            size = (f"\u2264 {SMALL_RESPONSE_MAX:,} B" if part == "small"
+                    else f"> {SMALL_RESPONSE_MAX:,} B")
+            ax.set_title(f"{load:g}% load, responses {size}", fontsize=8)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=6)
+            ax.tick_params(labelsize=7)
+    for ax in axes[-1]:
+        ax.set_xlabel("response time (ms)", fontsize=8)
+    fig.suptitle(f"Response-time {'CCDF' if ccdf else 'CDF'}, seeds pooled "
+                 "(responses counted in the legend)", fontsize=9)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+#: responses per case in Weigle's HTTP experiments (§4.1.4), after a 120 s warm-up
+WEIGLE_HTTP_RESPONSES = 250_000
+
+
 def http(sec: Section, figs: Path) -> None:
     cases = _all_cases(sec.runs)
     link = "r0r1"
@@ -417,6 +501,23 @@ def http(sec: Section, figs: Path) -> None:
                 queue_bad.append(f"{load:g}%")
             if load >= 60:
                 within[cc].append((load, w))
+    hists = {(load, cc): pooled_rt_hist([c for c in cases if c.get("cc") == cc and
+                                         float((c.get("point") or {}).get("http_load_pct", 0))
+                                         == load])
+             for load in loads for cc in order}
+    counts = [int(c["http"]["responses"]) for c in cases
+              if isinstance((c.get("http") or {}).get("responses"), (int, float))]
+    if counts:
+        share = sorted({f"{100 * n / WEIGLE_HTTP_RESPONSES:.0f}" for n in (min(counts), max(counts))},
+                       key=float)
+        sec.notes.append(
+            f"Responses per case (one seed, measured interval): {min(counts):,} to "
+            f"{max(counts):,}, {'-'.join(share)}% of the dissertation's "
+            f"{WEIGLE_HTTP_RESPONSES:,}; the run's wall cost is in its provenance line.")
+    for ccdf, stem in ((False, "cdf"), (True, "ccdf")):
+        fig = _plot_rt(figs / f"weigle-http-{stem}.png", ccdf, loads, order, hists)
+        if fig is not None:
+            sec.figures.append(fig)
     sec.ours = _table(["load", "algorithm", "seeds", "responses", "drop % R0→R1", "drops ÷ Reno",
                        "avg queue pkts", "queue ÷ Reno", "% within 1500 ms",
                        "within − Reno (pp)", "median response ms"], rows)

@@ -17,12 +17,12 @@ from typing import Dict, Iterator, List, Sequence, Tuple
 
 import pytest
 
-from synctcp_testbed.http import (REQUEST_SIZES, RESPONSE_SIZES, SEGMENT_BYTES, SERVER_BODY_CAP,
-                                  SERVER_REQUEST_CAP, BadRequest, HttpSizeModel, SizeDistribution,
-                                  calibrate, ccdf, cdf, http_metrics, is_small_response,
-                                  offered_load_bps, packmime_arrival_shape, parse_request,
+from synctcp_testbed.http import (REQUEST_SIZES, RESPONSE_SIZES, RT_BINS, SEGMENT_BYTES,
+                                  SERVER_BODY_CAP, SERVER_REQUEST_CAP, BadRequest, HttpSizeModel,
+                                  SizeDistribution, calibrate, ccdf, cdf, http_metrics,
+                                  is_small_response, offered_load_bps, packmime_arrival_shape, parse_request,
                                   parse_response_head, plan, read_http_csv, request_head,
-                                  response_head, weibull_scale)
+                                  response_head, rt_bin, rt_bin_edges_ms, weibull_scale)
 
 ROOT = Path(__file__).resolve().parents[2]
 N_SAMPLES = 200_000
@@ -309,6 +309,26 @@ def test_metrics_split_small_and_large_responses_at_25560_bytes(tmp_path: Path) 
     rows.append((15.0, 16.501, 300, 500, 500, 1, "fwd"))  # 1501 ms: not within
     assert http_metrics(write_csv(tmp_path / "h2.csv", rows))["within_1500ms_pct"] == \
         pytest.approx(700 / 9)
+
+
+def test_response_time_bins_are_twenty_a_decade_from_1_ms() -> None:
+    assert [rt_bin(x) for x in (0.0, 0.5, 1.0, 1.12, 10.0, 100.0, 1500.0)] == \
+        [0, 0, 0, 0, 20, 40, 63]
+    assert rt_bin(math.nan) == 0 and rt_bin(1e9) == RT_BINS - 1 == 119
+    lo, hi = rt_bin_edges_ms(63)
+    assert lo <= 1500.0 < hi and hi / lo == pytest.approx(10 ** 0.05)
+    with pytest.raises(ValueError, match="outside 0-119"):
+        rt_bin_edges_ms(120)
+
+
+def test_metrics_histogram_splits_completed_responses_at_25560_bytes(tmp_path: Path) -> None:
+    rows = [(10.0, 10.125, 300, 25_560, 25_560, 1, "fwd"),   # small, 125 ms: bin 41
+            (11.0, 11.130, 300, 500, 500, 1, "fwd"),         # small, 130 ms: bin 42
+            (12.0, 12.128, 300, 900, 900, 1, "fwd"),         # small, 128 ms: bin 42
+            (13.0, 15.000, 300, 25_561, 25_561, 1, "fwd"),   # large, 2 s: bin 66
+            (14.0, 99.000, 300, 90_000, 100, 0, "fwd")]      # error: not in it
+    hist = http_metrics(write_csv(tmp_path / "http.csv", rows))["rt_hist"]
+    assert hist == {"small": [[41, 1], [42, 2]], "large": [[66, 1]]}
 
 
 def test_metrics_of_no_completed_response_are_nan(tmp_path: Path) -> None:

@@ -138,7 +138,9 @@ def test_http_checks_each_load(tmp_path: Path) -> None:
                                                "drop_pct": drop + seed / 100,
                                                "mean_pkts": queue + seed}],
                               "http": {"responses": 25000 + seed, "median_ms": 300.0,
-                                       "within_1500ms_pct": within + seed / 10}})
+                                       "within_1500ms_pct": within + seed / 10,
+                                       "rt_hist": {"small": [[40, 3], [50 + seed, 1]],
+                                                   "large": [[60, seed]]}}})
     run = _rundir(tmp_path / "http", "weigle-http-full", cases)
     s = _section(ledger.build([run], tmp_path / "f"), "weigle-http")
     got = {c.rule: c for c in s.checks}
@@ -149,6 +151,24 @@ def test_http_checks_each_load(tmp_path: Path) -> None:
     assert got["Sync-TCP(MixReact): smaller mean queue than Reno at every load"].ok is True
     assert s.verdict == ledger.PARTLY
     assert "| 85% | sync | 2 | 25002 ± 6 |" in s.ours
+    assert [p.name for p in s.figures] == ["weigle-http-cdf.png", "weigle-http-ccdf.png"]
+    assert "Responses per case (one seed, measured interval): 25,001 to 25,002, 10% of " \
+        "the dissertation's 250,000" in s.notes[0]
+    assert all(p.stat().st_size > 10_000 for p in s.figures)
+
+
+def test_http_response_times_pool_the_seeds_bin_by_bin() -> None:
+    cases = [{"http": {"rt_hist": {"small": [[40, 3], [51, 1]], "large": [[60, 1]]}}},
+             {"http": {"rt_hist": {"small": [[40, 1], [52, 4]], "large": []}}},
+             {"http": {"responses": 0}}, {}]
+    pooled = ledger.pooled_rt_hist(cases)
+    assert pooled == {"small": {40: 4, 51: 1, 52: 4}, "large": {60: 1}}
+    xs, ys = ledger.rt_curve(pooled["small"], ccdf=False)
+    assert xs == pytest.approx([10 ** 2.05, 10 ** 2.6, 10 ** 2.65])   # the bins' upper edges
+    assert ys == pytest.approx([4 / 9, 5 / 9, 1.0])
+    xs, ys = ledger.rt_curve(pooled["small"], ccdf=True)
+    assert xs == pytest.approx([100.0, 10 ** 2.55, 10 ** 2.6])        # their lower edges
+    assert ys == pytest.approx([1.0, 5 / 9, 4 / 9])
 
 
 def test_holl_checks_the_baseline_and_red(tmp_path: Path) -> None:
