@@ -105,6 +105,7 @@ def build_topology(case: Case, prefix: str = "st") -> Topology:
     rmem, wmem = socket_buffers(t.rate_mbit, max(t.rtts_ms), t.access_rate_mbit)
     for node in topo.nodes.values():
         if not node.router:
+            node.init_cwnd_segs = t.init_cwnd_segs
             node.sysctls.update({"net.ipv4.tcp_ecn": ecn, "net.ipv4.tcp_no_metrics_save": "1",
                                  "net.ipv4.tcp_rmem": f"4096 131072 {rmem}",
                                  "net.ipv4.tcp_wmem": f"4096 16384 {wmem}"})

@@ -104,6 +104,9 @@ class TopologySpec:
     access_rate_mbit: Optional[float] = num(None, 0, 100000, above=True, unit="Mbit/s")
     #: receivers' advertised-window clamp in segments (the senders' max window)
     window_segs: Optional[int] = num(None, 1, 1000000, unit="segments")
+    #: the hosts' initial congestion window in segments (route initcwnd; Linux's
+    #: default is 10, RFC 6928; ns-2's of Weigle's runs was 2)
+    init_cwnd_segs: Optional[int] = num(None, 1, 1000, unit="segments")
     mtu: int = num(1500, 576, 9000, unit="bytes")
     #: what the links' rates count: "frame" (Ethernet frames, as a real
     #: link does) or "ip" (IP packets, as ns-2's links do: a size table

@@ -92,6 +92,8 @@ class Node:
     router: bool = False
     #: clamp on the window this node advertises (route ``window``), bytes
     rcv_window_bytes: Optional[int] = None
+    #: initial congestion window of this node's connections (route ``initcwnd``), segments
+    init_cwnd_segs: Optional[int] = None
     sysctls: Dict[str, str] = field(default_factory=dict)
 
 
@@ -226,6 +228,8 @@ class Topology:
         hops = self.next_hops(node)
         n = self.nodes[node]
         window = f" window {n.rcv_window_bytes}" if n.rcv_window_bytes else ""
+        if n.init_cwnd_segs:
+            window += f" initcwnd {n.init_cwnd_segs}"
         if len(own) == 1 and not n.router:
             nb = own[0].other(node)
             lines.append(f"route add default via {self.addr(nb, own[0])}{window}")

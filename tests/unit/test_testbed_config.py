@@ -547,6 +547,27 @@ def test_weigle_ftp_clamps_the_window_to_46_segments_and_measures_the_bottleneck
     assert set(case.scenario.topology.measure) <= set(core)
 
 
+def test_weigle_http_full_has_weigles_window_and_initial_window() -> None:
+    _, topo, plan = planned("weigle-http-full")
+    assert plan.http
+    for h in plan.http:
+        for node in (h.server, h.client):
+            assert topo.nodes[node].rcv_window_bytes == 68 * MSS_BYTES
+            assert topo.nodes[node].init_cwnd_segs == 2
+    assert topo.nodes["R0"].init_cwnd_segs is None
+    _, topo, _ = planned("weigle-ftp-full")
+    assert topo.nodes["a1"].init_cwnd_segs is None       # Linux's own unless a scenario says
+
+
+def test_init_cwnd_out_of_range_is_one_line_naming_the_key(tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text('name = "bad"\ncc = ["reno"]\n[topology]\ninit_cwnd_segs = 0\n')
+    with pytest.raises(ScenarioError) as err:
+        load(str(path))
+    msg = str(err.value)
+    assert "init_cwnd_segs" in msg and "1" in msg and "\n" not in msg
+
+
 def test_hosts_get_ecn_only_behind_a_marking_queue() -> None:
     sc = from_dict(base(aqm=["droptail", "red-ecn"]))
     for case in sc.cases():

@@ -390,6 +390,17 @@ def test_receive_window_clamp_goes_on_the_hosts_default_route(
     assert not any("window" in ln for ln in net.ip[t.ns("R0")])
 
 
+def test_initial_window_goes_on_the_hosts_routes_after_the_clamp(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    t = T.parking_lot([20], 10, Q, rcv_window_bytes=96560)
+    t.nodes["a1"].init_cwnd_segs = 2
+    net = parse(build(t, monkeypatch).script)
+    (line,) = [ln for ln in net.ip[t.ns("a1")] if ln.startswith("route ")]
+    assert line.endswith(" window 96560 initcwnd 2")
+    (line,) = [ln for ln in net.ip[t.ns("b1")] if ln.startswith("route ")]
+    assert "initcwnd" not in line
+
+
 def test_mtu_and_offloads_reach_every_device(monkeypatch: pytest.MonkeyPatch) -> None:
     t = T.dumbbell([40], 10, Q, mtu=576, offloads=False)
     b = build(t, monkeypatch)
