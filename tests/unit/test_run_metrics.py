@@ -347,7 +347,9 @@ def test_http_result_counts_the_responses_started_in_the_window(tmp_path: Path) 
     assert got == {"responses": 4, "errors": 1, "median_ms": pytest.approx(100.0),
                    "p90_ms": pytest.approx(500.0), "small_median_ms": pytest.approx(100.0),
                    "large_median_ms": pytest.approx(300.0),
-                   "within_1500ms_pct": pytest.approx(80.0)}     # 4 of 5: one error
+                   "within_1500ms_pct": pytest.approx(80.0),     # 4 of 5: one error
+                   # 50, 100 and 500 ms (a hair under each: float seconds), and 300 ms
+                   "rt_hist": {"small": [[33, 1], [39, 1], [53, 1]], "large": [[49, 1]]}}
     # http.csv: every response of every client, the window applied later
     lines = (tmp_path / "http.csv").read_text().splitlines()
     assert lines[0] == ",".join(CSV_FIELDS) and len(lines) == 1 + 6 + 2
