@@ -510,10 +510,16 @@ def http(sec: Section, figs: Path) -> None:
     if counts:
         share = sorted({f"{100 * n / WEIGLE_HTTP_RESPONSES:.0f}" for n in (min(counts), max(counts))},
                        key=float)
+        span = (f"{min(counts):,}" if min(counts) == max(counts)
+                else f"{min(counts):,} to {max(counts):,}")
         sec.notes.append(
-            f"Responses per case (one seed, measured interval): {min(counts):,} to "
-            f"{max(counts):,}, {'-'.join(share)}% of the dissertation's "
-            f"{WEIGLE_HTTP_RESPONSES:,}; the run's wall cost is in its provenance line.")
+            f"Responses per case (one seed, measured interval): {span}, {'-'.join(share)}% of "
+            f"the dissertation's {WEIGLE_HTTP_RESPONSES:,}; the run's wall cost is in its "
+            "provenance line. Response times are binned 20 to a decade (bins 12% wide) in the "
+            "summaries the figures are drawn from.")
+    if len({int(c.get("seed", 1)) for c in cases}) == 1:
+        sec.notes.append("One seed per case: the figures have no interval, and the checks "
+                         "compare the means.")
     for ccdf, stem in ((False, "cdf"), (True, "ccdf")):
         fig = _plot_rt(figs / f"weigle-http-{stem}.png", ccdf, loads, order, hists)
         if fig is not None:

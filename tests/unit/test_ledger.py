@@ -154,7 +154,22 @@ def test_http_checks_each_load(tmp_path: Path) -> None:
     assert [p.name for p in s.figures] == ["weigle-http-cdf.png", "weigle-http-ccdf.png"]
     assert "Responses per case (one seed, measured interval): 25,001 to 25,002, 10% of " \
         "the dissertation's 250,000" in s.notes[0]
+    assert not any("One seed per case" in n for n in s.notes)
     assert all(p.stat().st_size > 10_000 for p in s.figures)
+
+
+def test_http_of_one_seed_says_its_checks_compare_means(tmp_path: Path) -> None:
+    cases = [{"id": f"{cc}-droptail-load85", "cc": cc, "aqm": "droptail", "seed": 1,
+              "group": f"{cc}-droptail-load85", "point": {"http_load_pct": 85},
+              "bottlenecks": [{"link": "r0r1", "rate_mbit": 10, "drop_pct": drop, "mean_pkts": 9}],
+              "http": {"responses": 30000, "within_1500ms_pct": 90.0}}
+             for cc, drop in (("reno", 2.0), ("sync", 1.0))]
+    s = _section(ledger.build([_rundir(tmp_path / "h", "weigle-http-full", cases)],
+                              tmp_path / "f"), "weigle-http")
+    assert "Responses per case (one seed, measured interval): 30,000, 12% of" in s.notes[0]
+    assert "One seed per case: the figures have no interval, and the checks compare the " \
+        "means." in s.notes
+    assert s.figures == []          # no histogram: no response-time figure
 
 
 def test_http_response_times_pool_the_seeds_bin_by_bin() -> None:
