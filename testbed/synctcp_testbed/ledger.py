@@ -384,12 +384,21 @@ def gu(sec: Section, figs: Path) -> None:
 def pooled_rt_hist(cases: Cases) -> Dict[str, Dict[int, int]]:
     """The response-time histograms (``http.rt_hist``) of ``cases`` added up,
     bin by bin: the seeds of one case pooled.  Cases without one add nothing."""
+    from .http import RT_BINS
+
     out: Dict[str, Dict[int, int]] = {"small": {}, "large": {}}
     for c in cases:
         hist = (c.get("http") or {}).get("rt_hist") or {}
         for part, acc in out.items():
-            for k, n in hist.get(part) or []:
-                acc[int(k)] = acc.get(int(k), 0) + int(n)
+            for pair in hist.get(part) or []:
+                try:
+                    k, n = (int(v) for v in pair)
+                except (TypeError, ValueError):
+                    k, n = -1, -1
+                if not (0 <= k < RT_BINS and n >= 0):
+                    raise LedgerError(f"case {c.get('id', '?')}: http.rt_hist.{part} has "
+                                      f"{pair!r}, not [bin 0-{RT_BINS - 1}, count >= 0]")
+                acc[k] = acc.get(k, 0) + n
     return out
 
 

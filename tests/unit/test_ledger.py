@@ -184,6 +184,9 @@ def test_http_response_times_pool_the_seeds_bin_by_bin() -> None:
     xs, ys = ledger.rt_curve(pooled["small"], ccdf=True)
     assert xs == pytest.approx([100.0, 10 ** 2.55, 10 ** 2.6])        # their lower edges
     assert ys == pytest.approx([1.0, 5 / 9, 4 / 9])
+    for bad in ([120, 1], [3, -1], ["x", 1], [1]):
+        with pytest.raises(ledger.LedgerError, match=r"case c1: http.rt_hist.large has"):
+            ledger.pooled_rt_hist([{"id": "c1", "http": {"rt_hist": {"large": [bad]}}}])
 
 
 def test_holl_checks_the_baseline_and_red(tmp_path: Path) -> None:
