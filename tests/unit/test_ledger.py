@@ -155,6 +155,8 @@ def test_http_checks_each_load(tmp_path: Path) -> None:
     assert "Responses per case (one seed, measured interval): 25,001 to 25,002, 10% of " \
         "the dissertation's 250,000" in s.notes[0]
     assert not any("One seed per case" in n for n in s.notes)
+    assert any(n.startswith("Differences of the setup: each of the 5 client/server pairs")
+               for n in s.notes)
     assert all(p.stat().st_size > 10_000 for p in s.figures)
 
 
