@@ -43,8 +43,9 @@ FLOWS, RATE_MBIT = 1000 // SCALE, 100 // SCALE
 FLOW_S = 20.0 if DEBUG_KERNEL else 60.0
 CONNECTIONS, CONCURRENCY, RESPONSE_BYTES = 50_000 // SCALE, 100, 20_000
 TIME_WAIT_S = 60.0          # TCP_TIMEWAIT_LEN
-#: every state but LISTEN: connecting ones hold the module too
-STATES = TCP_STATES_CONNECTED | (1 << 2) | (1 << 3)
+#: every state but LISTEN: connecting (SYN_SENT, SYN_RECV) and closed ones
+#: (TIME_WAIT, CLOSE) too, in case one still held the module
+STATES = TCP_STATES_CONNECTED | (1 << 2) | (1 << 3) | (1 << 6) | (1 << 7)
 
 
 @pytest.fixture(autouse=True)

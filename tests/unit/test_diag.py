@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from synctcp import diag
 from synctcp.diag import (HDR_FORMAT, LAYOUTS, SYNCTCP_DIAG_ATTR, DiagError, decode_record,
                           iter_attrs)
 
@@ -120,3 +121,13 @@ def test_attribute_walk_rejects_overrun() -> None:
     bad = struct.pack("<HH", 40, 1) + b"\0" * 4
     with pytest.raises(DiagError):
         list(iter_attrs(bad, 0, len(bad)))
+
+
+def test_connected_states_are_the_full_sockets_of_a_connection() -> None:
+    # kernel numbering (include/net/tcp_states.h)
+    est, syn_sent, syn_recv, fw1, fw2, tw, close, cw, la, listen, closing = range(1, 12)
+    want = {est, fw1, fw2, cw, la, closing}
+    got = {st for st in range(1, 13) if diag.TCP_STATES_CONNECTED & (1 << st)}
+    assert got == want
+    # no TIME_WAIT (mini-sockets without tcp_info: thousands on a web server), no LISTEN
+    assert not {tw, close, listen, syn_sent, syn_recv} & got
