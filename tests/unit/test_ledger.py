@@ -160,6 +160,45 @@ def test_http_checks_each_load(tmp_path: Path) -> None:
     assert all(p.stat().st_size > 10_000 for p in s.figures)
 
 
+def _http_case(cc: str, seed: int, load: int, drop: float, queue: float,
+               within: float) -> Dict[str, Any]:
+    return {"id": f"{cc}-droptail-load{load}-s{seed}", "cc": cc, "aqm": "droptail",
+            "group": f"{cc}-droptail-load{load}", "seed": seed,
+            "point": {"http_load_pct": load},
+            "bottlenecks": [{"link": "r0r1", "rate_mbit": 10, "drop_pct": drop + seed / 100,
+                             "mean_pkts": queue + seed}],
+            "http": {"responses": 25000, "within_1500ms_pct": within + seed / 10}}
+
+
+def test_http_verdict_is_the_paper_variants_when_it_ran(tmp_path: Path) -> None:
+    # a variant-paper run (reno, the dissertation's sync and mixreact) and a variant-best
+    # run of sync and mixreact: the best rows are shown, their checks not counted
+    paper, best = [], []
+    for seed in (1, 2, 3):
+        for load in (70, 90):
+            paper += [_http_case("reno", seed, load, 2.0, 40.0, 89.0),
+                      _http_case("sync", seed, load, 1.0, 30.0, 92.0),
+                      _http_case("mixreact", seed, load, 0.5, 20.0, 94.0)]
+            best += [_http_case("sync", seed, load, 3.0, 50.0, 80.0),
+                     _http_case("mixreact", seed, load, 3.0, 50.0, 80.0)]
+    runs = [_rundir(tmp_path / "p", "weigle-http-full", paper),
+            _rundir(tmp_path / "b", "weigle-http-full", best)]
+    meta = json.loads((runs[0] / "meta.json").read_text())
+    (runs[0] / "meta.json").write_text(json.dumps({**meta, "scenario": {"variant": "paper"}}))
+    s = _section(ledger.build(runs, tmp_path / "f"), "weigle-http")
+    got = {c.rule: c for c in s.checks}
+    for name in ("Sync-TCP(Pcwnd) [paper]", "Sync-TCP(MixReact) [paper]"):
+        assert got[f"{name}: fewer drops than Reno at every load"].ok is True
+        assert got[f"{name}: fewer drops than Reno at every load"].counts is True
+    assert got["Sync-TCP(MixReact) [paper]: smaller mean queue than Reno at every load"].ok
+    for name in ("Sync-TCP(Pcwnd) [best]", "Sync-TCP(MixReact) [best]"):
+        c = got[f"{name}: fewer drops than Reno at every load"]
+        assert c.ok is False and c.counts is False
+    assert s.verdict == ledger.HOLDS
+    assert "| 90% | sync (paper) | 3 |" in s.ours and "| 90% | sync | 3 |" in s.ours
+    assert any("The verdict is the dissertation's algorithms'" in n for n in s.notes)
+
+
 def test_http_of_one_seed_says_its_checks_compare_means(tmp_path: Path) -> None:
     cases = [{"id": f"{cc}-droptail-load85", "cc": cc, "aqm": "droptail", "seed": 1,
               "group": f"{cc}-droptail-load85", "point": {"http_load_pct": 85},
