@@ -48,6 +48,14 @@
  *    timestamps, F-RTO) the cuts of that episode are given back.
  *  - Pacing at W/srtt is requested through sk_pacing_status, so internal
  *    TCP pacing works without the fq qdisc.
+ *  - Pacing spaces GSO packets, not segments: Linux sizes a GSO packet to
+ *    about 1 ms of the pacing rate, whose segments leave back to back, 21
+ *    of them at 250 Mbit/s, more than a 20-packet buffer holds.  burst_segs
+ *    (default 1) caps the connection's GSO packets (sk_gso_max_segs), so
+ *    packets are paced one by one as in the paper; 0 leaves Linux's sizing.
+ *    The cap is applied at init and on every ACK (a route change resets
+ *    it), and the route's own limit is given back when the socket leaves
+ *    E-TCP.
  *
  * Notable differences from the paper:
  *  - Loss detection is Linux's (SACK scoreboard, RACK-TLP, RTO), not the
@@ -83,6 +91,8 @@
 static unsigned int etcp_b __read_mostly = ETCP_B_DEFAULT;
 /* Loss floor p0, parts per million of a packet loss probability. */
 static unsigned int etcp_p0_ppm __read_mostly = ETCP_P0_PPM_DEFAULT;
+/* Segments pacing sends back to back at most (0: Linux's GSO sizing). */
+static unsigned int etcp_burst_segs __read_mostly = ETCP_BURST_SEGS_DEFAULT;
 
 static int etcp_set_param(const char *val, const struct kernel_param *kp,
 			  bool (*valid)(u32))
@@ -108,6 +118,11 @@ static int etcp_p0_set(const char *val, const struct kernel_param *kp)
 	return etcp_set_param(val, kp, etcp_p0_ppm_valid);
 }
 
+static int etcp_burst_set(const char *val, const struct kernel_param *kp)
+{
+	return etcp_set_param(val, kp, etcp_burst_segs_valid);
+}
+
 static const struct kernel_param_ops etcp_b_ops = {
 	.set = etcp_b_set,
 	.get = param_get_uint,
@@ -118,12 +133,20 @@ static const struct kernel_param_ops etcp_p0_ops = {
 	.get = param_get_uint,
 };
 
+static const struct kernel_param_ops etcp_burst_ops = {
+	.set = etcp_burst_set,
+	.get = param_get_uint,
+};
+
 module_param_cb(b, &etcp_b_ops, &etcp_b, 0644);
 MODULE_PARM_DESC(b,
 		 "gain b: W += 1/b per packet acked; set above the bottleneck buffer in packets (1-1000000, default 25)");
 module_param_cb(p0_ppm, &etcp_p0_ops, &etcp_p0_ppm, 0644);
 MODULE_PARM_DESC(p0_ppm,
 		 "loss floor p0 in parts per million, 0 < p0 < 1 (1-999999, default 10000 = 0.01)");
+module_param_cb(burst_segs, &etcp_burst_ops, &etcp_burst_segs, 0644);
+MODULE_PARM_DESC(burst_segs,
+		 "segments paced out back to back at most; 0: Linux's GSO sizing, about 1 ms of the rate (0-64, default 1)");
 
 /* Per-connection state; must fit in ICSK_CA_PRIV_SIZE. */
 struct etcp_ca {
@@ -150,6 +173,15 @@ static void etcp_set_pacing_rate(struct sock *sk)
 		WRITE_ONCE(sk->sk_pacing_rate, rate);
 }
 
+/* GSO packets of at most burst_segs segments (only ever lowers the limit). */
+static void etcp_cap_burst(struct sock *sk)
+{
+	u32 segs = etcp_gso_segs(sk->sk_gso_max_segs, READ_ONCE(etcp_burst_segs));
+
+	if (segs != sk->sk_gso_max_segs)
+		sk->sk_gso_max_segs = segs;
+}
+
 static void etcp_init(struct sock *sk)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
@@ -159,6 +191,21 @@ static void etcp_init(struct sock *sk)
 	ca->lost_seen = tp->lost;
 	etcp_set_pacing_rate(sk);
 	cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE, SK_PACING_NEEDED);
+	etcp_cap_burst(sk);
+}
+
+/* The socket leaves E-TCP: its GSO packets take the route's limit again. */
+static void etcp_release(struct sock *sk)
+{
+	struct dst_entry *dst;
+
+	if (!sk_can_gso(sk))
+		return;
+	dst = sk_dst_get(sk);
+	if (dst) {
+		sk->sk_gso_max_segs = max_t(u32, READ_ONCE(dst->dev->gso_max_segs), 1);
+		dst_release(dst);
+	}
 }
 
 /*
@@ -211,6 +258,7 @@ static void etcp_main(struct sock *sk, const struct rate_sample *rs)
 	if (ca->core.phase != ETCP_SLOW_START)
 		tp->snd_ssthresh = cwnd;
 	etcp_set_pacing_rate(sk);
+	etcp_cap_burst(sk);
 }
 
 #if KERNEL_VERSION(6, 10, 0) <= LINUX_VERSION_CODE
@@ -305,6 +353,7 @@ static size_t etcp_get_info(struct sock *sk, u32 ext, int *attr,
 
 static struct tcp_congestion_ops tcp_etcp __read_mostly = {
 	.init		= etcp_init,
+	.release	= etcp_release,
 	.ssthresh	= etcp_ssthresh,
 	.cong_control	= etcp_cong_control,
 	.undo_cwnd	= etcp_undo_cwnd,

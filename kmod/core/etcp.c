@@ -12,6 +12,23 @@ bool etcp_p0_ppm_valid(u32 p0_ppm)
 	return p0_ppm >= ETCP_P0_PPM_MIN && p0_ppm <= ETCP_P0_PPM_MAX;
 }
 
+bool etcp_burst_segs_valid(u32 segs)
+{
+	return segs <= ETCP_BURST_SEGS_MAX;
+}
+
+/**
+ * etcp_gso_segs - the segments a GSO packet of the connection may hold
+ * @cur: its limit now (the route's, or one this function gave)
+ * @burst_segs: the cap, 0 for none
+ *
+ * Only ever lowers @cur: a route that allows fewer segments keeps its limit.
+ */
+u32 etcp_gso_segs(u32 cur, u32 burst_segs)
+{
+	return burst_segs && burst_segs < cur ? burst_segs : cur;
+}
+
 /**
  * etcp_start - a connection starts
  * @e: state

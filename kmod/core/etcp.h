@@ -47,6 +47,15 @@
 #define ETCP_P0_PPM_MAX		(ETCP_PPM - 1)
 
 /*
+ * Pacing sends one GSO packet at a time: its segments leave back to back.
+ * burst_segs caps a GSO packet at this many segments (0: no cap, Linux's
+ * own sizing, about 1 ms of the pacing rate).  The paper paces packet by
+ * packet; a 1 ms burst at 1 Gbit/s is 80 packets, four 20-packet buffers.
+ */
+#define ETCP_BURST_SEGS_DEFAULT	1U
+#define ETCP_BURST_SEGS_MAX	64U
+
+/*
  * Losses reported by one ACK that are applied one by one; beyond this
  * many the remaining ones are applied in batches, so that one ACK costs
  * at most this many steps (etcp_apply_losses()).
@@ -91,6 +100,8 @@ struct etcp {
 
 bool etcp_b_valid(u32 b);
 bool etcp_p0_ppm_valid(u32 p0_ppm);
+bool etcp_burst_segs_valid(u32 segs);
+u32 etcp_gso_segs(u32 cur, u32 burst_segs);
 
 void etcp_start(struct etcp *e, u32 cwnd, bool slow_start);
 u64 etcp_loss_decrement(u64 w, const struct etcp_params *p);

@@ -408,6 +408,21 @@ TEST(parameters_need_b_positive_and_p0_between_0_and_1)
 	CHECK(!etcp_p0_ppm_valid(~0U));
 }
 
+TEST(burst_cap_only_lowers_the_routes_segments)
+{
+	CHECK(etcp_burst_segs_valid(0));
+	CHECK(etcp_burst_segs_valid(ETCP_BURST_SEGS_DEFAULT));
+	CHECK(etcp_burst_segs_valid(ETCP_BURST_SEGS_MAX));
+	CHECK(!etcp_burst_segs_valid(ETCP_BURST_SEGS_MAX + 1));
+	CHECK(!etcp_burst_segs_valid(~0U));
+	CHECK_EQ(etcp_gso_segs(65535, 1), 1);
+	CHECK_EQ(etcp_gso_segs(65535, 64), 64);
+	CHECK_EQ(etcp_gso_segs(65535, 0), 65535);	/* no cap */
+	CHECK_EQ(etcp_gso_segs(1, 4), 1);		/* no GSO on the route */
+	CHECK_EQ(etcp_gso_segs(4, 4), 4);
+	CHECK_EQ(etcp_gso_segs(8, 4), 4);
+}
+
 /* splitmix64: a deterministic PRNG for the loss simulation. */
 static u64 rng_next(u64 *s)
 {
@@ -500,6 +515,7 @@ static const struct harness_test tests[] = {
 	T(undo_of_the_first_loss_resumes_slow_start),
 	T(pacing_rate_is_W_mss_per_srtt),
 	T(parameters_need_b_positive_and_p0_between_0_and_1),
+	T(burst_cap_only_lowers_the_routes_segments),
 	T(equilibrium_window_is_2_over_p_minus_p0_within_10pct),
 };
 

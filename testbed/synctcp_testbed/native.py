@@ -27,6 +27,11 @@ class BuildError(RuntimeError):
 
 
 def cache_dir() -> Path:
+    """``bin/`` of the project's cache: SYNCTCP_CACHE, as for the kernels
+    (uml/build-uml.sh, scripts/umlrun), else ``$XDG_CACHE_HOME/synctcp``."""
+    own = os.environ.get("SYNCTCP_CACHE")
+    if own:
+        return Path(own) / "bin"
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "synctcp" / "bin"
 
