@@ -375,6 +375,22 @@ def gu(sec: Section, figs: Path) -> None:
     sec.ours = _table(["capacity Mbit/s", "flows", "seeds", "E-TCP util", "Reno util",
                        "CUBIC util", "E-TCP − Reno (paired)", "E-TCP drop %",
                        "model E-TCP / Reno (derived)"], rows)
+    bursts = sorted({str(((r.meta.get("modules") or {}).get("tcp_etcp") or {})
+                         .get("params", {}).get("burst_segs", "unset")) for r in sec.runs})
+    if bursts == ["1"]:
+        sec.notes.append("E-TCP paces packet by packet, as the paper does (the module's "
+                         "burst_segs = 1 in every run). With Linux's own pacing of ~1 ms GSO "
+                         "bursts (burst_segs = 0, or a module before it) one flow kept 0.246 "
+                         "of 1 Gbit/s: 80 segments back to back overflow a 20-packet buffer "
+                         "(docs/etcp.md).")
+    elif bursts:
+        sec.notes.append("E-TCP's burst_segs differs between the runs or was not recorded ("
+                         + ", ".join(f"`{r.scenario_name}`: "
+                                     + str(((r.meta.get("modules") or {}).get("tcp_etcp") or {})
+                                           .get("params", {}).get("burst_segs", "unset"))
+                                     for r in sec.runs)
+                         + "): unset is a module before the parameter, whose pacing sent "
+                           "~1 ms GSO bursts (docs/etcp.md).")
     if any(_rate(c) >= 1000 for c in cases) and 1 in flows:
         sec.notes.append("One Reno flow at 1 Gbit/s is not at equilibrium: its sawtooth takes "
                          "about 430 s (BDP 8,600 packets, +1 packet per RTT) and the case runs "

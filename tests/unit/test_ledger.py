@@ -105,6 +105,14 @@ def test_gu_checks_by_capacity_and_flows(tmp_path: Path) -> None:
     s = _section(ledger.build([run], tmp_path / "f"), "gu")
     assert [c.ok for c in s.checks] == [True, True, True, True]
     assert s.verdict == ledger.HOLDS
+    assert any("burst_segs differs between the runs or was not recorded (`gu-etcp-full`: unset)"
+               in n for n in s.notes)
+    meta = json.loads((run / "meta.json").read_text())
+    meta["modules"] = {"tcp_etcp": {"params": {"b": "25", "p0_ppm": "10000", "burst_segs": "1"}}}
+    (run / "meta.json").write_text(json.dumps(meta))
+    s = _section(ledger.build([run], tmp_path / "f"), "gu")
+    assert any(n.startswith("E-TCP paces packet by packet") for n in s.notes)
+    assert not any("differs between the runs" in n for n in s.notes)
 
 
 def test_claims_without_runs_are_not_measured_and_bad_input_is_one_line(
