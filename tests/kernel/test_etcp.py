@@ -181,10 +181,10 @@ def test_etcp_paced_packet_by_packet_fills_a_fast_link_with_a_small_buffer(
                                        name=f"etcp-burst{segs}")["etcp"].queue
     finally:
         (PARAMS / "burst_segs").write_text("1")
-    # measured on UML 7.2 (10 s after 2 s): burst_segs=0 at 0.541 of the link,
-    # 1.06% lost; burst_segs=1 at 0.936, 1.03% lost
+    # measured (10 s after 2 s): burst_segs=0 at 0.541 of the link, 1.06% lost,
+    # burst_segs=1 at 0.936, 1.03% (UML 7.2); 0.552, 1.07% and 0.898, 0.93% (UML 6.1)
     assert res[1].utilization > 0.8
     assert res[0].utilization < 0.7
-    # either way E-TCP settles where the buffer loses just above p0 = 1%
+    # either way E-TCP settles where the buffer loses about p0 = 1%
     for q in res.values():
-        assert 0.9 <= q.drop_pct <= 1.5
+        assert 0.8 <= q.drop_pct <= 1.5
