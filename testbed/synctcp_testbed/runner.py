@@ -315,6 +315,13 @@ def servers_script(plan: Plan, topo: Topology, case_dir: Path, duration: float,
 #: is still active at its end even though their starts spread by seconds
 TAIL_S = 10.0
 
+#: packets a capture (--capture) keeps: the first ones of the flow.  Its
+#: analysis holds every packet in memory (about 1.2 KB each in Python), and a
+#: UML instance has 2 GB: 740,000 packets (16 s of a 250 Mbit/s flow) left the
+#: correlation thrashing for over an hour.  Martin's 500 s at 0.3 Mbit/s are
+#: about 30,000.
+CAPTURE_MAX_PACKETS = 200_000
+
 #: flowgen's files in the case directory
 FLOWGEN_CONF, FLOWGEN_OUT, FLOWGEN_LOG, FLOWGEN_STATUS = (
     "flowgen.conf", "flowgen.json", "flowgen.log", "flowgen.status")
@@ -663,8 +670,8 @@ class CaseRun:
         # on UML's hostfs (the host user nobody) that fails and leaves a
         # capture of its header only
         link = next(lk for lk in topo.links if flow.src in (lk.a, lk.b))
-        args = ["tcpdump", "-i", topo.dev(flow.src, link), "-s", "128", "-U", "-w", "-",
-                f"tcp port {flow.port}"]
+        args = ["tcpdump", "-i", topo.dev(flow.src, link), "-s", "128", "-U",
+                "-c", str(CAPTURE_MAX_PACKETS), "-w", "-", f"tcp port {flow.port}"]
         return (f"ip netns exec {topo.ns(flow.src)} {_q(args)} "
                 f"> {shlex.quote(str(self.dir / f'{flow.id}.pcap'))} "
                 f"2> {shlex.quote(str(self.dir / 'tcpdump.log'))} &")
@@ -672,8 +679,10 @@ class CaseRun:
     def _correlation(self, flow: Flow) -> Dict[str, Any]:
         """Martin et al.'s loss-delay correlation (CIM, LCDC, delay CDF) on the
         RTT and on the OTT of ``flow``, from its capture (``synctcp correlate``,
-        docs/correlate.md), over the whole flow.  A capture without the flow's
-        data is a RunError with tcpdump's last line: never an empty figure."""
+        docs/correlate.md), over the whole flow, or over its first
+        CAPTURE_MAX_PACKETS packets, which ``capture`` then says (and the log).
+        A capture without the flow's data is a RunError with tcpdump's last
+        line: never an empty figure."""
         from synctcp.correlate import correlate_flow
         from synctcp.pcap import PcapError, read_tcp
         from synctcp.trace import select_flows, trace_packets
@@ -689,7 +698,16 @@ class CaseRun:
         if not traces:
             raise RunError(f"{self.case.id}: capture {path.name} holds no data of flow "
                            f"{flow.id} ({len(packets)} TCP packets; {why})")
-        return correlate_flow(max(traces, key=lambda t: len(t.samples)))
+        out = correlate_flow(max(traces, key=lambda t: len(t.samples)))
+        times = [p.t for p in packets]
+        out["capture"] = {"packets": len(packets), "limit": CAPTURE_MAX_PACKETS,
+                          "truncated": len(packets) >= CAPTURE_MAX_PACKETS,
+                          "span_s": round(max(times) - min(times), 6)}
+        if out["capture"]["truncated"]:
+            self.log(f"{self.case.id}: the capture stopped at {CAPTURE_MAX_PACKETS:,} packets, "
+                     f"the first {out['capture']['span_s']:.1f} s of {flow.id}: its correlation "
+                     f"covers only those")
+        return out
 
     def _wait_ready(self, files: List[Path], timeout: float = 300) -> None:
         """Wait until every sampler wrote "ready" to its file of ``files``.

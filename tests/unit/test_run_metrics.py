@@ -376,6 +376,8 @@ def test_correlation_of_the_captured_flow_on_rtt_and_ott(tmp_path: Path) -> None
     (tmp_path / "f01.pcap").write_bytes(SAWTOOTH.read_bytes())
     got = case_run(tmp_path)._correlation(flow(port=5001, cport=40000))
     assert got["flow"] == "10.0.0.1:40000>10.0.0.2:5001"
+    assert got["capture"]["truncated"] is False and got["capture"]["packets"] > 100
+    assert got["capture"]["limit"] == runner.CAPTURE_MAX_PACKETS
     for which in ("rtt", "ott"):
         assert got[which]["cim"]["true"] == 5 and got[which]["cim"]["events"] == 5
     case = {"correlation": got, "flows": [], "bottlenecks": []}
@@ -383,6 +385,21 @@ def test_correlation_of_the_captured_flow_on_rtt_and_ott(tmp_path: Path) -> None
     assert m["cim_rtt"] == 1.0 and m["cim_ott"] == 1.0
     assert m["lcdc1_excess_rtt_ms"] == pytest.approx(got["rtt"]["lcdc"]["-1"]["excess_ms"])
     assert m["lcdc1_excess_rtt_ms"] > 0
+
+
+def test_a_capture_that_reached_its_limit_says_so(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "f01.pcap").write_bytes(SAWTOOTH.read_bytes())
+    logged: List[str] = []
+    cr = case_run(tmp_path)
+    n = case_run(tmp_path)._correlation(flow(port=5001, cport=40000))["capture"]["packets"]
+    monkeypatch.setattr(runner, "CAPTURE_MAX_PACKETS", n)
+    monkeypatch.setattr(cr, "log", logged.append)
+    got = cr._correlation(flow(port=5001, cport=40000))
+    assert got["capture"] == {"packets": n, "limit": n, "truncated": True,
+                              "span_s": pytest.approx(got["capture"]["span_s"])}
+    assert got["capture"]["span_s"] > 0
+    assert len(logged) == 1 and f"the capture stopped at {n:,} packets" in logged[0]
 
 
 def test_correlation_of_a_header_only_capture_is_an_error_with_tcpdumps_reason(
@@ -411,7 +428,8 @@ def test_capture_writes_through_the_shell_not_tcpdumps_own_open(tmp_path: Path) 
     topo = type("T", (), {"links": [type("L", (), {"a": "s1", "b": "l"})()],
                           "dev": lambda self, n, lk: "eth0", "ns": lambda self, n: "x-s1"})()
     cmd = cr._capture_cmd(topo, flow())      # type: ignore[arg-type]
-    assert " -w - 'tcp port 5201' > " in cmd and cmd.endswith("tcpdump.log &")
+    assert f" -c {runner.CAPTURE_MAX_PACKETS} -w - 'tcp port 5201' > " in cmd
+    assert cmd.endswith("tcpdump.log &")
     assert f"> {tmp_path / 'f01.pcap'} " in cmd
 
 
