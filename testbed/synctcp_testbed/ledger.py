@@ -353,6 +353,15 @@ def gu(sec: Section, figs: Path) -> None:
                 f"{n} flow(s): E-TCP's utilization flat with capacity (at {got[-1]:g} Mbit/s no "
                 f"more than 5 points below {got[0]:g})", last.mean >= first.mean - 0.05,
                 f"{txt(last, 3)} vs {txt(first, 3)}"))
+            lo_m, hi_m = GU_MODEL.get(got[0]), GU_MODEL.get(got[-1])
+            if last.mean < first.mean - 0.05 and lo_m and hi_m:
+                sec.notes.append(
+                    f"{n} flow(s): E-TCP falls {100 * (first.mean - last.mean):.1f} points "
+                    f"from {got[0]:g} to {got[-1]:g} Mbit/s; the paper's own model falls "
+                    f"{100 * (lo_m[1] - hi_m[1]):.1f} ({lo_m[1]:.3f} to {hi_m[1]:.3f}), so a "
+                    f"flat line is more than the model claims; ours is "
+                    f"{100 * (first.mean - lo_m[1]):+.1f} and {100 * (last.mean - hi_m[1]):+.1f} "
+                    f"points from the model at the two ends.")
         high = [rt for rt in got if rt >= 100 and gap.get(rt) is not None]
         if high:
             sec.checks.append(Check(

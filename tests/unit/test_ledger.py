@@ -113,6 +113,26 @@ def test_gu_checks_by_capacity_and_flows(tmp_path: Path) -> None:
     s = _section(ledger.build([run], tmp_path / "f"), "gu")
     assert any(n.startswith("E-TCP paces packet by packet") for n in s.notes)
     assert not any("differs between the runs" in n for n in s.notes)
+    assert not any("own model falls" in n for n in s.notes)
+
+
+def test_gu_flatness_failure_is_set_beside_the_model(tmp_path: Path) -> None:
+    cases = []
+    for seed in (1, 2):
+        for rate, e in ((10, 0.956), (1000, 0.866)):
+            cases.append({"id": f"etcp-droptail-rate{rate}-flows1-s{seed}", "cc": "etcp",
+                          "group": f"etcp-droptail-rate{rate}-flows1", "aqm": "droptail",
+                          "seed": seed, "point": {"rate_mbit": rate, "flows_per_pair": 1},
+                          "goodput_mbit": e * rate,
+                          "bottlenecks": [{"link": "lr", "rate_mbit": rate,
+                                           "utilization": e, "drop_pct": 1.0}]})
+    run = _rundir(tmp_path / "gu", "gu-etcp-full", cases)
+    s = _section(ledger.build([run], tmp_path / "f"), "gu")
+    flat = next(c for c in s.checks if "flat with capacity" in c.rule)
+    assert flat.ok is False
+    assert ("1 flow(s): E-TCP falls 9.0 points from 10 to 1000 Mbit/s; the paper's own model "
+            "falls 6.8 (0.949 to 0.881)") in " ".join(s.notes)
+    assert "ours is +0.7 and -1.5 points from the model" in " ".join(s.notes)
 
 
 def test_claims_without_runs_are_not_measured_and_bad_input_is_one_line(
