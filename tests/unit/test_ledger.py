@@ -133,6 +133,21 @@ def test_gu_flatness_failure_is_set_beside_the_model(tmp_path: Path) -> None:
     assert ("1 flow(s): E-TCP falls 9.0 points from 10 to 1000 Mbit/s; the paper's own model "
             "falls 6.8 (0.949 to 0.881)") in " ".join(s.notes)
     assert "ours is +0.7 and -1.5 points from the model" in " ".join(s.notes)
+    # a capacity beyond the paper's (10 Gbit/s, one seed) is shown, not checked
+    for cc, e in (("etcp", 0.644), ("reno", 0.003)):
+        cases.append({"id": f"{cc}-droptail-rate10000-flows1-s1", "cc": cc,
+                      "group": f"{cc}-droptail-rate10000-flows1", "aqm": "droptail", "seed": 1,
+                      "point": {"rate_mbit": 10000, "flows_per_pair": 1},
+                      "goodput_mbit": e * 10000,
+                      "bottlenecks": [{"link": "lr", "rate_mbit": 10000, "utilization": e,
+                                       "drop_pct": 0.6}]})
+    run = _rundir(tmp_path / "gu10g", "gu-etcp-full", cases)
+    s2 = _section(ledger.build([run], tmp_path / "f"), "gu")
+    assert [c.ok for c in s2.checks] == [c.ok for c in s.checks]
+    assert [c.got for c in s2.checks] == [c.got for c in s.checks]
+    assert "| 10000 | 1 | 1 | 0.644 |" in s2.ours
+    assert ("1 flow(s) at 10000 Mbit/s (1 seed(s)): beyond the paper's capacities "
+            "(10-1000 Mbit/s), shown and not checked.") in s2.notes
 
 
 def test_claims_without_runs_are_not_measured_and_bad_input_is_one_line(
