@@ -93,17 +93,6 @@ EOF
 [ -f "$run/job.sh" ] || fail "cannot see $run/job.sh"
 ip link set lo up
 echo uml >/proc/sys/kernel/hostname
-# Every sender and receiver of a case shares this kernel's TCP memory, whose
-# default limit is a 16th of the memory (tcp_mem: pressure at 256 MB, hard
-# limit 384 MB in a 4 GB instance).  One flow at 10 Gbit/s x 100 ms holds
-# about a BDP at each end; under pressure the sender's buffer shrinks and
-# the receiver prunes its out-of-order queue, so the instance's memory, not
-# the algorithm, set the rate (E-TCP 0.674 of the link in 4 GB, 0.832 in
-# 10 GB; 0.835 in 4 GB with this).  TCP may take a third of the memory before
-# pressure, half at most.
-read -r _ memkb _ </proc/meminfo
-pages=$((memkb / 4))
-echo "$((pages / 4)) $((pages / 3)) $((pages / 2))" >/proc/sys/net/ipv4/tcp_mem
 
 # Simulated time starts at 0 and boot costs none of it; programs that take
 # a monotonic tv_sec of 0 for "unset" (iputils ping: no 1 s pacing) would

@@ -229,9 +229,14 @@ def test_peer_at_1mhz_idle_40_minutes(flow: Flow) -> None:
 
 
 def test_peer_at_1mhz_wraps(flow: Flow) -> None:
-    """At 1 MHz the peer's TSval wraps every 71.6 minutes: 5 s before the
-    wrap at the start, so that it wraps early in phase B."""
+    """At 1 MHz the peer's TSval wraps every 71.6 minutes.  Phase A as the
+    other tests; the event moves the peer's TSval to 2 s before the wrap, so
+    that it wraps early in phase B.  (Moved before phase A, as this test
+    did until 2026-11-26, the steps of the move cost the flow about a
+    thousand retransmissions in phase A and the wrap fell 4.7 s into it;
+    whether the detector had signalled by then hung on the port's TS
+    offsets: on UML 7.2.13 not for port 5607.)"""
     usec_peer(flow)
-    flow.advance_tsval(flow.rcv, 2**32 - 5 * 10**6)
-    phases(flow, lambda: None, peer_hz=1_000_000, what="1 MHz peer, wrap")
+    phases(flow, lambda: flow.advance_tsval(flow.rcv, 2**32 - 2 * 10**6),
+           peer_hz=1_000_000, what="1 MHz peer, wrap")
     assert flow.tsval(flow.rcv) < 2**31, "the peer's TS clock did not wrap"
