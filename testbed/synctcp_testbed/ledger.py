@@ -891,11 +891,15 @@ def _provenance(run: Run) -> str:
     missing = [cid for cid in planned if cid not in have]
     count = (f"{len(run.cases)} of {len(planned)} planned cases (no result: "
              f"{', '.join(missing)})" if missing else f"{len(run.cases)} cases")
+    resumed = m.get("resumed") or []
+    # a resumed run's wall is its last session's; the instances' are all cases'
+    last = (f" in the last of {len(resumed) + 1} sessions (resumed "
+            f"{resumed[-1].get('utc', '?')})" if resumed else "")
     return (f"`{run.scenario_name}` (sync and mixreact: variant {variant}): {count}, seeds "
             f"{','.join(str(s) for s in seeds) or '-'}; platform {plat}, kernel {kernel or '?'}, "
             f"commit {m.get('git') or '?'}, started {m.get('started_utc', '?')}, wall "
-            f"{cost.get('wall_s', '?')} s (instances {cost.get('instance_wall_s', '?')} s for "
-            f"{cost.get('simulated_s', '?')} simulated s)")
+            f"{cost.get('wall_s', '?')} s{last} (instances {cost.get('instance_wall_s', '?')} s "
+            f"for {cost.get('simulated_s', '?')} simulated s)")
 
 
 def build(rundirs: Sequence[Path], figs: Path) -> List[Section]:

@@ -377,3 +377,16 @@ def test_provenance_names_the_planned_cases_without_a_result(tmp_path: Path) -> 
     (run / "plan.json").unlink()
     (s,) = [x for x in ledger.build([run], tmp_path / "f") if x.runs]
     assert ": 2 cases, seeds 1,2;" in ledger._provenance(s.runs[0])
+
+
+def test_provenance_of_a_resumed_run_says_whose_wall_it_is(tmp_path: Path) -> None:
+    run = _rundir(tmp_path / "r", "weigle-ftp-full", [_ftp_case("reno", 1, 0.9, 1.0, 40.0)])
+    (s,) = [x for x in ledger.build([run], tmp_path / "f") if x.runs]
+    assert "wall 10.0 s (instances 18.0 s for 90.0 simulated s)" in ledger._provenance(s.runs[0])
+    meta = json.loads((run / "meta.json").read_text())
+    meta["resumed"] = [{"utc": "2026-11-26T10:27:11Z", "ran": []},
+                       {"utc": "2026-11-26T10:28:50Z", "ran": []}]
+    (run / "meta.json").write_text(json.dumps(meta))
+    (s,) = [x for x in ledger.build([run], tmp_path / "f") if x.runs]
+    assert ("wall 10.0 s in the last of 3 sessions (resumed 2026-11-26T10:28:50Z) (instances "
+            "18.0 s for 90.0 simulated s)") in ledger._provenance(s.runs[0])
