@@ -699,10 +699,9 @@ class CaseRun:
             raise RunError(f"{self.case.id}: capture {path.name} holds no data of flow "
                            f"{flow.id} ({len(packets)} TCP packets; {why})")
         out = correlate_flow(max(traces, key=lambda t: len(t.samples)))
-        times = [p.t for p in packets]
         out["capture"] = {"packets": len(packets), "limit": CAPTURE_MAX_PACKETS,
                           "truncated": len(packets) >= CAPTURE_MAX_PACKETS,
-                          "span_s": round(max(times) - min(times), 6)}
+                          "span_s": round(packets[-1].t - packets[0].t, 6)}   # capture order
         if out["capture"]["truncated"]:
             self.log(f"{self.case.id}: the capture stopped at {CAPTURE_MAX_PACKETS:,} packets, "
                      f"the first {out['capture']['span_s']:.1f} s of {flow.id}: its correlation "

@@ -197,4 +197,3 @@ def test_http_workload_from_nginx_and_asyncio_with_seeds(tmp_path: Path) -> None
     print({k: len(v) for k, v in got.items()})
     assert got[("nginx", 1)] == got[("asyncio", 1)]     # the same planned responses, all served
     assert got[("nginx", 1)] != got[("nginx", 2)]
-
