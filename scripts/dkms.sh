@@ -33,8 +33,8 @@ done
 
 # One source for the version: MODULE_VERSION of the modules (dkms.conf reads
 # the same line).
-version=$(sed -n 's/^MODULE_VERSION("\(.*\)");$/\1/p' "$here/kmod/tcp_sync.c")
-[ -n "$version" ] || die "no MODULE_VERSION in kmod/tcp_sync.c"
+version=$(sed -n 's/^MODULE_VERSION("\(.*\)");$/\1/p' "$here/kmod/tcp_sync_main.c")
+[ -n "$version" ] || die "no MODULE_VERSION in kmod/tcp_sync_main.c"
 
 src_tree=${DKMS_SOURCE_TREE:-/usr/src}
 opts=()
@@ -56,7 +56,7 @@ stage() {
 	cp "$here/dkms.conf" "$dst/"
 	tar -C "$here/kmod" --exclude='*.o' --exclude='*.ko' --exclude='*.mod' \
 		--exclude='*.mod.c' --exclude='.*.cmd' --exclude=modules.order \
-		--exclude=Module.symvers --exclude=tests -cf - . | tar -C "$dst/kmod" -xf -
+		--exclude=Module.symvers --exclude=tests --exclude=./build -cf - . | tar -C "$dst/kmod" -xf -
 }
 
 # Drop an earlier registration of the same version (so a re-run rebuilds

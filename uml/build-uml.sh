@@ -26,8 +26,9 @@
 #       build/linux      directories of the same series are removed
 #       build/.config
 #       modroot/lib/modules/RELEASE/   the kernel's own =m modules
-#       kmod/*.ko        kmod/ built for this kernel (from a copy of kmod/,
-#                        rebuilt when kmod/'s sources change)
+#   KMOD/build/uml-SERIES/*.ko   kmod/ built for this kernel, in the checkout
+#                        that ran the script (from a copy of its kmod/,
+#                        rebuilt when the sources or the kernel change)
 #   ~/.cache/synctcp/kernel/uml-SERIES -> the newest
 #
 # --print prints the cached build directory (exit 1 if there is none) and
@@ -92,15 +93,20 @@ missing_options() {
 	done < <(cat "${fragments[@]}")
 }
 
-# kmod/ for this kernel, from a copy (kmod/*.ko stay the Debian kernel's);
-# rebuilt when the sources change.
+# kmod/ for this kernel, from a copy of this checkout's sources, into
+# this checkout's kmod/build/uml-SERIES/ (kmod/*.ko stay the Debian
+# kernel's): each clone has its own, so that a clone building its modules
+# never replaces another's under its running tests.  Rebuilt when the
+# sources or the kernel change.
 build_kmod() {
-	local dir=$1 out=$1/kmod srchash
-	local srcs
+	local dir=$1 out=$repo/kmod/build/uml-$series srchash
+	local excl=(--exclude=./build --exclude=./tests --exclude='*.o' --exclude='*.ko'
+		--exclude='*.mod' --exclude='*.mod.c' --exclude='.*.cmd' --exclude='*.cmd'
+		--exclude=modules.order --exclude=Module.symvers --exclude=.tmp_versions)
 	# the sources only: a local build's generated *.mod.c differ between
 	# checkouts and would make two trees rebuild for each other
-	srcs=$(cd "$repo/kmod" && ls tcp_*.c | grep -v '\.mod\.c$')
-	srchash=$(cd "$repo/kmod" && cat Kbuild Makefile $srcs $(find core -name '*.[ch]' | sort) 2>/dev/null | sha256sum | cut -c1-16)
+	srchash=$( (echo "$dir"; cd "$repo/kmod" && tar "${excl[@]}" --sort=name --mtime=@0 \
+		--owner=0 --group=0 --numeric-owner -cf - .) | sha256sum | cut -c1-16)
 	if [ -f "$out/.src-hash" ] && [ "$(cat "$out/.src-hash")" = "$srchash" ] &&
 		[ -f "$out/tcp_sync.ko" ]; then
 		log "kmod: up to date in $out"
@@ -108,14 +114,12 @@ build_kmod() {
 	fi
 	rm -rf "$out"
 	mkdir -p "$out"
-	cp -r "$repo/kmod/Kbuild" "$repo/kmod/core" "$out/"
-	(cd "$repo/kmod" && cp $srcs "$out/")
-	find "$out/core" -name '*.o' -delete
+	(cd "$repo/kmod" && tar "${excl[@]}" -cf - .) | tar -C "$out" -xf -
 	log "kmod: building against the UML kernel"
 	if ! make -C "$dir/build" ARCH=um M="$out" CC="ccache gcc" -j"$jobs" modules \
-		>"$dir/kmod.log" 2>&1; then
-		grep -E 'error|Error' "$dir/kmod.log" | head -20 >&2
-		die "kmod/ does not build for UML (log: $dir/kmod.log)"
+		>"$out/kmod.log" 2>&1; then
+		grep -E 'error|Error' "$out/kmod.log" | head -20 >&2
+		die "kmod/ does not build for UML (log: $out/kmod.log)"
 	fi
 	echo "$srchash" >"$out/.src-hash"
 	log "kmod: $(cd "$out" && echo *.ko)"

@@ -29,36 +29,46 @@
 #include "synctcp_info.h"
 
 /*
- * TSval clock rates seen in the wild, in ticks per second, in the order
- * of enum synctcp_clock_code (synctcp_info.h).
+ * TSval clock rates seen in the wild, in ticks per second, with their
+ * telemetry codes (enum synctcp_clock_code): 1 kHz is Linux's since 4.13
+ * (earlier kernels ticked at HZ: 100, 250, 300 or 1000), 1 MHz Linux's
+ * tcp_usec_ts (>= 6.7); RFC 7323 allows 1 Hz to 1 kHz.
  */
-static const u32 synctcp_known_hz[] = { 2, 10, 100, 250, 1000, 1000000 };
+static const struct {
+	u32 hz;
+	u8 code;
+} synctcp_known_clocks[] = {
+	{ 1000, SYNCTCP_CLOCK_1KHZ },
+	{ 1000000, SYNCTCP_CLOCK_1MHZ },
+	{ 250, SYNCTCP_CLOCK_250HZ },
+	{ 100, SYNCTCP_CLOCK_100HZ },
+	{ 300, SYNCTCP_CLOCK_300HZ },
+	{ 10, SYNCTCP_CLOCK_10HZ },
+	{ 2, SYNCTCP_CLOCK_2HZ },
+};
 
-/* Is rate @a within 1/8 of rate @b?  (Two windows saw the same clock.) */
-static bool synctcp_same_rate(u32 a, u32 b)
+/* Is @a within 1 / 2^@shift of the known rate @k? */
+static bool synctcp_near_rate(u32 a, u32 k, unsigned int shift)
 {
-	u32 diff = a > b ? a - b : b - a;
+	u32 diff = a > k ? a - k : k - a;
 
-	return diff <= (b >> 3);
+	return diff <= (k >> shift);
 }
 
 /**
  * synctcp_snap_clock_hz - round a rate estimate to a known TS clock rate
  * @est_hz: estimated ticks per second
  *
- * Return: the known rate within 1/4 of @est_hz, else @est_hz itself.
+ * Return: the known rate within 1/16 of @est_hz, else @est_hz itself.
  */
 u32 synctcp_snap_clock_hz(u32 est_hz)
 {
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(synctcp_known_hz); i++) {
-		u32 k = synctcp_known_hz[i];
-		u32 diff = est_hz > k ? est_hz - k : k - est_hz;
-
-		if (diff <= (k >> SYNCTCP_TS_SNAP_SHIFT))
-			return k;
-	}
+	for (i = 0; i < ARRAY_SIZE(synctcp_known_clocks); i++)
+		if (synctcp_near_rate(est_hz, synctcp_known_clocks[i].hz,
+				      SYNCTCP_TS_SNAP_SHIFT))
+			return synctcp_known_clocks[i].hz;
 	return est_hz;
 }
 
@@ -67,10 +77,22 @@ u8 synctcp_clock_code(u32 hz)
 {
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(synctcp_known_hz); i++)
-		if (synctcp_known_hz[i] == hz)
-			return (u8)(i + 1);
+	for (i = 0; i < ARRAY_SIZE(synctcp_known_clocks); i++)
+		if (synctcp_known_clocks[i].hz == hz)
+			return synctcp_known_clocks[i].code;
 	return hz ? SYNCTCP_CLOCK_OTHER : SYNCTCP_CLOCK_NONE;
+}
+
+bool synctcp_known_clock_hz(u32 hz)
+{
+	return synctcp_clock_code(hz) != SYNCTCP_CLOCK_OTHER &&
+	       synctcp_clock_code(hz) != SYNCTCP_CLOCK_NONE;
+}
+
+/* One tick of the peer's clock in use, in us (at least 1). */
+u32 synctcp_tsclock_tick_us(const struct synctcp_tsclock *c)
+{
+	return c->peer_hz >= USEC_PER_SEC ? 1 : (u32)(USEC_PER_SEC / c->peer_hz);
 }
 
 void synctcp_tsclock_init(struct synctcp_tsclock *c)
@@ -85,9 +107,10 @@ void synctcp_tsclock_init(struct synctcp_tsclock *c)
  * @now_us: our local clock (us) when it was received
  *
  * The first data ACK then already spans a round trip of the peer's
- * clock, enough for a provisional rate.
+ * clock, enough for a provisional rate, unless it comes more than
+ * SYNCTCP_TS_SEED_MAX_AGE_US later.
  */
-void synctcp_tsclock_seed(struct synctcp_tsclock *c, u32 tsval, u32 now_us)
+void synctcp_tsclock_seed(struct synctcp_tsclock *c, u32 tsval, u64 now_us)
 {
 	if (c->started)
 		return;
@@ -105,48 +128,76 @@ static u64 synctcp_peer_ticks_to_us(struct synctcp_tsclock *c, u32 ticks)
 
 /* The peer's ticks per second since the estimation window began. */
 static u64 synctcp_tsclock_rate(const struct synctcp_tsclock *c, u32 tsval,
-				u32 now_us)
+				u64 now_us)
 {
-	return div_u64((u64)(tsval - c->est_tsval) * USEC_PER_SEC,
-		       now_us - c->est_start_us);
+	return div64_u64((u64)(tsval - c->est_tsval) * USEC_PER_SEC,
+			 now_us - c->est_start_us);
+}
+
+/* Start a new estimation window at this ACK. */
+static void synctcp_tsclock_new_window(struct synctcp_tsclock *c, u32 tsval,
+				       u64 now_us)
+{
+	c->est_tsval = tsval;
+	c->est_start_us = now_us;
 }
 
 /*
- * Close an estimation window once it is a second long.
- * Return: true if the peer rate changed and the OTT must be rebased.
+ * Close an estimation window when it is long enough: a second and
+ * SYNCTCP_TS_EST_MIN_TICKS ticks.  An estimate that fits no known rate stretches the window
+ * up to SYNCTCP_TS_EST_LONG_US (a provisional rate it contradicts gives no
+ * samples meanwhile); still unfit then, the peer is unfit (before a
+ * confirmed rate at once, after it in two windows in a row).
+ *
+ * Return: REBASED if the peer rate changed and the OTT must be rebased,
+ * UNFIT if the peer's clock fits no known rate, else OK.
  */
-static bool synctcp_tsclock_estimate(struct synctcp_tsclock *c, u32 tsval,
-				     u32 now_us)
+static enum synctcp_ott_result
+synctcp_tsclock_estimate(struct synctcp_tsclock *c, u32 tsval, u64 now_us)
 {
-	u64 est;
-	u32 hz;
+	u64 elapsed = now_us - c->est_start_us, est;
+	u32 ticks = tsval - c->est_tsval, hz;
 
-	if (now_us - c->est_start_us < SYNCTCP_TS_EST_WINDOW_US)
-		return false;
+	if (elapsed < SYNCTCP_TS_EST_WINDOW_US ||
+	    (ticks < SYNCTCP_TS_EST_MIN_TICKS && elapsed < SYNCTCP_TS_EST_MAX_US))
+		return SYNCTCP_OTT_OK;
 	est = synctcp_tsclock_rate(c, tsval, now_us);
-	c->est_tsval = tsval;
-	c->est_start_us = now_us;
 	hz = synctcp_snap_clock_hz((u32)min_t(u64, U32_MAX, est));
-	if (!hz)
-		return false;	/* peer clock stood still: learn nothing */
-
-	if (synctcp_same_rate(hz, c->peer_hz)) {
+	if (!hz) {		/* the peer's clock stood still: learn nothing */
+		synctcp_tsclock_new_window(c, tsval, now_us);
+		return SYNCTCP_OTT_OK;
+	}
+	if (!synctcp_known_clock_hz(hz)) {
+		/* a provisional rate the window contradicts gives no samples */
+		c->rate_provisional = 0;
+		if (elapsed < SYNCTCP_TS_EST_LONG_US)
+			return SYNCTCP_OTT_OK;	/* stretch the window */
+		synctcp_tsclock_new_window(c, tsval, now_us);
+		if (c->rate_confirmed && !c->pending_unfit) {
+			c->pending_unfit = 1;
+			return SYNCTCP_OTT_OK;
+		}
+		c->unfit = 1;
+		return SYNCTCP_OTT_UNFIT;
+	}
+	synctcp_tsclock_new_window(c, tsval, now_us);
+	c->pending_unfit = 0;
+	if (hz == c->peer_hz) {
 		c->rate_confirmed = 1;
 		c->rate_provisional = 0;
 		c->pending_hz = 0;
-		return false;
+		return SYNCTCP_OTT_OK;
 	}
-	if (c->rate_confirmed && !(c->pending_hz &&
-				   synctcp_same_rate(hz, c->pending_hz))) {
+	if (c->rate_confirmed && c->pending_hz != hz) {
 		c->pending_hz = hz;	/* wait for a second window */
-		return false;
+		return SYNCTCP_OTT_OK;
 	}
 	c->peer_hz = hz;
 	c->peer_rem = 0;
 	c->pending_hz = 0;
 	c->rate_confirmed = 1;
 	c->rate_provisional = 0;
-	return true;
+	return SYNCTCP_OTT_REBASED;
 }
 
 /*
@@ -155,11 +206,11 @@ static bool synctcp_tsclock_estimate(struct synctcp_tsclock *c, u32 tsval,
  * of a known rate is taken.  Return: true when it was.
  */
 static bool synctcp_tsclock_early(struct synctcp_tsclock *c, u32 tsval,
-				  u32 now_us)
+				  u64 now_us)
 {
-	u32 elapsed = now_us - c->est_start_us;
+	u64 elapsed = now_us - c->est_start_us;
+	size_t i;
 	u64 est;
-	u32 hz;
 
 	if (elapsed < SYNCTCP_TS_EARLY_US || elapsed >= SYNCTCP_TS_EST_WINDOW_US ||
 	    tsval - c->est_tsval < SYNCTCP_TS_EARLY_TICKS)
@@ -167,13 +218,16 @@ static bool synctcp_tsclock_early(struct synctcp_tsclock *c, u32 tsval,
 	est = synctcp_tsclock_rate(c, tsval, now_us);
 	if (est > U32_MAX)
 		return false;
-	hz = synctcp_snap_clock_hz((u32)est);
-	if (synctcp_clock_code(hz) == SYNCTCP_CLOCK_OTHER ||
-	    !synctcp_same_rate((u32)est, hz))
-		return false;
-	c->peer_hz = hz;
-	c->rate_provisional = 1;
-	return true;
+	for (i = 0; i < ARRAY_SIZE(synctcp_known_clocks); i++) {
+		u32 hz = synctcp_known_clocks[i].hz;
+
+		if (synctcp_near_rate((u32)est, hz, SYNCTCP_TS_EARLY_SHIFT)) {
+			c->peer_hz = hz;
+			c->rate_provisional = 1;
+			return true;
+		}
+	}
+	return false;
 }
 
 /*
@@ -182,14 +236,14 @@ static bool synctcp_tsclock_early(struct synctcp_tsclock *c, u32 tsval,
  * TS clock, the differences to the last sample mean nothing.
  */
 static void synctcp_tsclock_resync(struct synctcp_tsclock *c, u32 tsval,
-				   u32 now_us, u32 sent_us)
+				   u64 now_us, u64 sent_us)
 {
 	c->last_tsval = tsval;
 	c->last_sent_us = sent_us;
-	c->est_tsval = tsval;
-	c->est_start_us = now_us;
+	synctcp_tsclock_new_window(c, tsval, now_us);
 	c->peer_rem = 0;
 	c->pending_hz = 0;
+	c->pending_unfit = 0;
 	c->ott_us = 0;
 }
 
@@ -197,23 +251,47 @@ static void synctcp_tsclock_resync(struct synctcp_tsclock *c, u32 tsval,
  * Do the clocks disagree?  Since the start of the estimation window, the
  * peer's clock advanced by about as much as ours (the difference is the
  * change of the reverse OTT and of the ACK delay): a difference beyond
- * SYNCTCP_TS_RESYNC_US either way is a jump, or a wrap of the u32 clocks
- * that the local one did not share.  Only once the peer's rate is known.
+ * SYNCTCP_TS_RESYNC_US either way is a jump, or a wrap of the u32 peer
+ * clock that the local one did not share.  Only once the peer's rate is
+ * known.
  */
 static bool synctcp_tsclock_jumped(const struct synctcp_tsclock *c,
-				   u32 tsval, u32 now_us)
+				   u32 tsval, u64 now_us)
 {
-	u32 elapsed = now_us - c->est_start_us;
+	u64 elapsed = now_us - c->est_start_us;
 	s32 ticks = (s32)(tsval - c->est_tsval);
-	s64 peer_us;
+	u64 peer_us;
 
 	if (!synctcp_tsclock_rate_known(c))
 		return false;
 	if (ticks < 0)
 		return elapsed >= SYNCTCP_TS_RESYNC_US;
-	peer_us = (s64)div_u64((u64)ticks * USEC_PER_SEC, c->peer_hz);
-	return peer_us > (s64)elapsed + SYNCTCP_TS_RESYNC_US ||
-	       peer_us + SYNCTCP_TS_RESYNC_US < (s64)elapsed;
+	peer_us = div_u64((u64)ticks * USEC_PER_SEC, c->peer_hz);
+	return peer_us > elapsed + SYNCTCP_TS_RESYNC_US ||
+	       peer_us + SYNCTCP_TS_RESYNC_US < elapsed;
+}
+
+/* The first ACK: the base starts here, and perhaps a provisional rate. */
+static enum synctcp_ott_result
+synctcp_tsclock_first(struct synctcp_tsclock *c, u32 tsval, u64 now_us,
+		      u64 sent_us, s64 *ott_us)
+{
+	u32 est_tsval = c->est_tsval;
+	u64 est_start_us = c->est_start_us;
+	bool seeded = c->seeded &&
+		      now_us - est_start_us <= SYNCTCP_TS_SEED_MAX_AGE_US;
+
+	c->started = 1;
+	synctcp_tsclock_resync(c, tsval, now_us, sent_us);
+	if (!seeded)
+		return SYNCTCP_OTT_SKIP;
+	/* the window the handshake started may already be enough */
+	c->est_tsval = est_tsval;
+	c->est_start_us = est_start_us;
+	if (!synctcp_tsclock_early(c, tsval, now_us))
+		return SYNCTCP_OTT_SKIP;
+	*ott_us = 0;
+	return SYNCTCP_OTT_REBASED;
 }
 
 /**
@@ -230,30 +308,22 @@ static bool synctcp_tsclock_jumped(const struct synctcp_tsclock *c,
  * known, a TSval whose advance disagrees with our clock's by more than
  * SYNCTCP_TS_RESYNC_US (a long idle, a clock jump) restarts the OTT base
  * at this ACK: REBASED.  So does the first provisional rate, and a window
- * that corrects one.
+ * that corrects one.  A peer whose clock fits no known rate gives UNFIT,
+ * once, and no samples after: its OTT would drift.
  */
 enum synctcp_ott_result synctcp_ott_ts_sample(struct synctcp_tsclock *c,
-					      u32 tsval, u32 now_us,
+					      u32 tsval, u64 now_us,
 					      u32 rtt_us, s64 *ott_us)
 {
-	u32 sent_us = now_us - rtt_us;
-	s32 dval, dsent;
+	u64 sent_us = now_us - rtt_us;
+	enum synctcp_ott_result res;
+	s64 dsent;
+	s32 dval;
 
-	if (!c->started) {
-		u32 est_tsval = c->est_tsval, est_start_us = c->est_start_us;
-
-		c->started = 1;
-		synctcp_tsclock_resync(c, tsval, now_us, sent_us);
-		if (!c->seeded)
-			return SYNCTCP_OTT_SKIP;
-		/* the window the handshake started may already be enough */
-		c->est_tsval = est_tsval;
-		c->est_start_us = est_start_us;
-		if (!synctcp_tsclock_early(c, tsval, now_us))
-			return SYNCTCP_OTT_SKIP;
-		*ott_us = 0;
-		return SYNCTCP_OTT_REBASED;
-	}
+	if (c->unfit)
+		return SYNCTCP_OTT_SKIP;
+	if (!c->started)
+		return synctcp_tsclock_first(c, tsval, now_us, sent_us, ott_us);
 	if (synctcp_tsclock_jumped(c, tsval, now_us)) {
 		synctcp_tsclock_resync(c, tsval, now_us, sent_us);
 		*ott_us = 0;
@@ -264,12 +334,11 @@ enum synctcp_ott_result synctcp_ott_ts_sample(struct synctcp_tsclock *c,
 		return SYNCTCP_OTT_SKIP;
 	/*
 	 * This ACK's newest segment may be older than the last one's (an ACK
-	 * after a SACK), by less than a round trip.  Seconds before it, the
-	 * sign of the u32 microsecond clock wrapped in an idle of over
-	 * 35.8 minutes: resync.
+	 * after a SACK), by less than a round trip; by more, the differences
+	 * mean nothing: resync.
 	 */
-	dsent = (s32)(sent_us - c->last_sent_us);
-	if (dsent < -(s32)SYNCTCP_TS_RESYNC_US) {
+	dsent = (s64)(sent_us - c->last_sent_us);
+	if (dsent < -(s64)SYNCTCP_TS_RESYNC_US) {
 		synctcp_tsclock_resync(c, tsval, now_us, sent_us);
 		if (!synctcp_tsclock_rate_known(c))
 			return SYNCTCP_OTT_SKIP;
@@ -280,7 +349,10 @@ enum synctcp_ott_result synctcp_ott_ts_sample(struct synctcp_tsclock *c,
 	c->last_tsval = tsval;
 	c->last_sent_us = sent_us;
 
-	if (synctcp_tsclock_estimate(c, tsval, now_us) ||
+	res = synctcp_tsclock_estimate(c, tsval, now_us);
+	if (res == SYNCTCP_OTT_UNFIT)
+		return res;
+	if (res == SYNCTCP_OTT_REBASED ||
 	    (!synctcp_tsclock_rate_known(c) &&
 	     synctcp_tsclock_early(c, tsval, now_us))) {
 		c->ott_us = 0;
@@ -294,12 +366,27 @@ enum synctcp_ott_result synctcp_ott_ts_sample(struct synctcp_tsclock *c,
 	return SYNCTCP_OTT_OK;
 }
 
+/* Forget every sample (a new base); the kind of minimum stays. */
 void synctcp_qdelay_reset(struct synctcp_qdelay *q)
 {
 	*q = (struct synctcp_qdelay){
 		.min_ott_us = S64_MAX,
 		.max_ott_us = -S64_MAX,
+		.all_time_min = q->all_time_min,
 	};
+}
+
+/**
+ * synctcp_qdelay_init - an estimator without samples
+ * @q: estimator state
+ * @all_time_min: keep the smallest OTT of the whole connection, as the
+ *		  dissertation does (variant "paper"), instead of the last
+ *		  one to two windows
+ */
+void synctcp_qdelay_init(struct synctcp_qdelay *q, bool all_time_min)
+{
+	q->all_time_min = all_time_min;
+	synctcp_qdelay_reset(q);
 }
 
 /* Clamp a non-negative 64-bit delay to the u32 microseconds we export. */
@@ -315,17 +402,22 @@ static u32 synctcp_clamp_us(s64 us)
  * @q: estimator state
  * @ott_us: the sample
  *
- * qdelay = OTT - min OTT; max qdelay = max OTT - min OTT (section 3.5.1:
- * "the maximum ... stays constant and will never decrease").
+ * qdelay = OTT - min OTT; max qdelay = max OTT - min OTT, and it never
+ * decreases (section 3.5.1: "the maximum ... stays constant and will never
+ * decrease"), also when a windowed minimum ages out upwards.
  */
 void synctcp_qdelay_update(struct synctcp_qdelay *q, s64 ott_us)
 {
+	u32 max_qdelay;
+
 	if (ott_us < q->min_ott_us)
 		q->min_ott_us = ott_us;
 	if (ott_us > q->max_ott_us)
 		q->max_ott_us = ott_us;
 	q->qdelay_us = synctcp_clamp_us(ott_us - q->min_ott_us);
-	q->max_qdelay_us = synctcp_clamp_us(q->max_ott_us - q->min_ott_us);
+	max_qdelay = synctcp_clamp_us(q->max_ott_us - q->min_ott_us);
+	if (max_qdelay > q->max_qdelay_us)
+		q->max_qdelay_us = max_qdelay;
 }
 
 /**
@@ -399,7 +491,8 @@ enum synctcp_ott_result synctcp_qdelay_sample(struct synctcp_qdelay *q,
 			q->max_qdelay_us = inherited;
 		}
 		return res;
-	} else if (now - q->win_start >= SYNCTCP_MIN_OTT_WIN) {
+	} else if (!q->all_time_min &&
+		   now - q->win_start >= SYNCTCP_MIN_OTT_WIN) {
 		/* the minimum of the window before this one ages out */
 		q->min_ott_us = q->win_min_us;
 		q->win_min_us = ott_us;

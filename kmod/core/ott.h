@@ -31,12 +31,29 @@ enum synctcp_ott_result {
 	SYNCTCP_OTT_SKIP = 0,	/* no usable sample (reordered ACK, no echo) */
 	SYNCTCP_OTT_OK = 1,	/* *ott_us holds a new sample */
 	SYNCTCP_OTT_REBASED = 2, /* new sample on a new base: reset the estimator */
+	SYNCTCP_OTT_UNFIT = 3,	/* the peer's TS clock fits no known rate */
 };
 
 /* Linux's default TSval clock (RFC 7323 allows 1 ms to 1 s per tick). */
 #define SYNCTCP_TS_DEFAULT_HZ		1000U
-/* Length of one clock-rate estimation window (us). */
+/* Length of one clock-rate estimation window (us), and its fewest ticks. */
 #define SYNCTCP_TS_EST_WINDOW_US	(1000U * 1000U)
+#define SYNCTCP_TS_EST_MIN_TICKS	32U
+/*
+ * A window whose estimate fits no known rate is stretched up to this long
+ * (us) before the peer is declared unfit: the change of the reverse delay
+ * over the window is the estimate's error, and 8 s make a swing of half a
+ * second 1/16.
+ */
+#define SYNCTCP_TS_EST_LONG_US		(8U * 1000U * 1000U)
+/* A window with fewer ticks than SYNCTCP_TS_EST_MIN_TICKS closes anyway. */
+#define SYNCTCP_TS_EST_MAX_US		(64ULL * 1000U * 1000U)
+/*
+ * The handshake's TSval seeds the estimation only for a first data ACK
+ * this soon after it (us): after a longer idle a fast peer clock may have
+ * wrapped (2^32 ticks of 1 MHz are 71.6 minutes).
+ */
+#define SYNCTCP_TS_SEED_MAX_AGE_US	(60ULL * 1000U * 1000U)
 /*
  * A provisional rate needs this much of our time and this many peer ticks
  * since the window began (the handshake, or the first ACK): the tick
@@ -56,8 +73,13 @@ enum synctcp_ott_result {
 #define SYNCTCP_QDELAY_MAX_REJECTS	64U
 /* Plausible |OTT - min OTT|: 2 srtt plus this slack (us). */
 #define SYNCTCP_QDELAY_BOUND_SLACK_US	(100U * 1000U)
-/* A rate estimate snaps to a known clock when within 1/4 of it. */
-#define SYNCTCP_TS_SNAP_SHIFT		2
+/*
+ * A rate estimate snaps to a known clock when within 1/16 of it: close
+ * enough to tell 250 Hz from 300 Hz (20% apart), and an 800 Hz clock from
+ * 1 kHz.  A provisional rate from the first ACKs needs only 1/8.
+ */
+#define SYNCTCP_TS_SNAP_SHIFT		4
+#define SYNCTCP_TS_EARLY_SHIFT		3
 
 /*
  * RFC 7323 timestamp clock.  An ACK's TSval is the peer's clock when it
@@ -78,17 +100,19 @@ enum synctcp_ott_result {
  */
 struct synctcp_tsclock {
 	s64 ott_us;		/* running OTT + offset (us) */
+	u64 last_sent_us;	/* when we sent the last sample's segment (us) */
+	u64 est_start_us;	/* local time (us) at the start of the window */
 	u32 last_tsval;		/* peer TSval of the last sample */
-	u32 last_sent_us;	/* when we sent the last sample's segment (us) */
 	u32 peer_rem;		/* remainder of the peer tick -> us division */
 	u32 peer_hz;		/* peer TS clock rate in use (ticks/s) */
 	u32 est_tsval;		/* TSval at the start of the estimation window */
-	u32 est_start_us;	/* local time (us) at the start of the window */
 	u32 pending_hz;		/* rate seen by the last window, if unconfirmed */
 	u8 started:1,		/* first sample taken */
 	   seeded:1,		/* the window started at the handshake */
 	   rate_provisional:1,	/* the first ACKs agreed with peer_hz */
-	   rate_confirmed:1;	/* an estimation window agreed with peer_hz */
+	   rate_confirmed:1,	/* an estimation window agreed with peer_hz */
+	   pending_unfit:1,	/* the last window fitted no known rate */
+	   unfit:1;		/* the peer's clock fits no known rate */
 };
 
 static inline bool synctcp_tsclock_rate_known(const struct synctcp_tsclock *c)
@@ -110,9 +134,12 @@ static inline bool synctcp_tsclock_rate_known(const struct synctcp_tsclock *c)
  * Nothing from the peer is trusted for ever (synctcp_qdelay_sample()):
  * the minimum is that of the last one to two windows of
  * SYNCTCP_MIN_OTT_WIN_US, as BBR's min_rtt expires, so a sample that
- * lowered it wrongly ages out; and a sample farther from the minimum than
- * the connection's round trip allows is rejected, unless
- * SYNCTCP_QDELAY_MAX_REJECTS of them in a row show a lasting shift.
+ * lowered it wrongly ages out (variant "best"; "paper" keeps the
+ * dissertation's all-time minimum); and a sample farther from the minimum
+ * than the connection's round trip allows is rejected, unless
+ * SYNCTCP_QDELAY_MAX_REJECTS of them in a row show a lasting shift.  The
+ * maximum queuing delay never decreases (section 3.5.1), also when an
+ * aged-out minimum rises.
  */
 struct synctcp_qdelay {
 	s64 min_ott_us;		/* smallest OTT of the last 1-2 windows (us) */
@@ -123,6 +150,7 @@ struct synctcp_qdelay {
 	u32 win_start;		/* local time the window began, us >> 10 */
 	u16 rejects;		/* implausible samples in a row */
 	bool loss_seen;		/* a loss after the first sample: max is trusted */
+	bool all_time_min;	/* the minimum never ages (variant "paper") */
 };
 
 static inline bool synctcp_qdelay_valid(const struct synctcp_qdelay *q)
@@ -138,14 +166,17 @@ static inline void synctcp_qdelay_on_loss(struct synctcp_qdelay *q)
 }
 
 void synctcp_tsclock_init(struct synctcp_tsclock *c);
-void synctcp_tsclock_seed(struct synctcp_tsclock *c, u32 tsval, u32 now_us);
+void synctcp_tsclock_seed(struct synctcp_tsclock *c, u32 tsval, u64 now_us);
 enum synctcp_ott_result synctcp_ott_ts_sample(struct synctcp_tsclock *c,
-					      u32 tsval, u32 now_us,
+					      u32 tsval, u64 now_us,
 					      u32 rtt_us, s64 *ott_us);
+u32 synctcp_tsclock_tick_us(const struct synctcp_tsclock *c);
 u32 synctcp_snap_clock_hz(u32 est_hz);
+bool synctcp_known_clock_hz(u32 hz);
 u8 synctcp_clock_code(u32 hz);
 
 void synctcp_qdelay_reset(struct synctcp_qdelay *q);
+void synctcp_qdelay_init(struct synctcp_qdelay *q, bool all_time_min);
 void synctcp_qdelay_inherit(struct synctcp_qdelay *q, u32 max_qdelay_us);
 void synctcp_qdelay_update(struct synctcp_qdelay *q, s64 ott_us);
 u32 synctcp_qdelay_bound_us(u32 srtt_us);

@@ -16,6 +16,8 @@
 #include <linux/kernel.h>
 #include <linux/minmax.h>
 #include <linux/math64.h>
+#include <linux/time64.h>
+#include <net/tcp.h>	/* before(), after() */
 #else
 #include <stdbool.h>
 #include <stdint.h>

@@ -37,6 +37,10 @@ enum synctcp_module_id {
 #define SYNCTCP_F_LOSS_SEEN	0x01	/* a loss enabled the detector */
 #define SYNCTCP_F_CONGESTED	0x02	/* the last sample signalled congestion */
 #define SYNCTCP_F_RATE_KNOWN	0x04	/* peer TS clock rate confirmed */
+#define SYNCTCP_F_TS_UNFIT	0x08	/* the peer's TS clock fits no known
+					 * rate: RTT-sourced since
+					 */
+#define SYNCTCP_F_NO_STATE	0x10	/* state allocation failed: plain Reno */
 
 /* sti_peer_clock: the peer's RFC 7323 clock, 0 when not in use */
 enum synctcp_clock_code {
@@ -47,6 +51,7 @@ enum synctcp_clock_code {
 	SYNCTCP_CLOCK_250HZ = 4,
 	SYNCTCP_CLOCK_1KHZ = 5,
 	SYNCTCP_CLOCK_1MHZ = 6,
+	SYNCTCP_CLOCK_300HZ = 7,
 	SYNCTCP_CLOCK_OTHER = 255,
 };
 

@@ -160,29 +160,59 @@ TEST(early_estimate_off_a_known_rate_waits_for_the_window)
 }
 
 /*
- * A provisional rate that the first window contradicts is replaced at
- * once, on a new base: nothing measured on the wrong rate survives.
+ * A provisional rate that the first window contradicts gives no more
+ * samples; the window stretches until its estimate fits a known rate
+ * within 1/16, and the connection switches to it on a new base: nothing
+ * measured on the wrong rate survives.
  */
-TEST(window_contradicting_a_provisional_rate_rebases_at_once)
+TEST(window_contradicting_a_provisional_rate_rebases_on_the_fitting_one)
 {
 	struct synctcp_tsclock c;
-	u32 t, tsval = 0, rebased = 0;
+	u32 t, tsval = 0, rebased = 0, samples_after_1s = 0, switched = 0;
+	enum synctcp_ott_result r;
 	s64 ott;
 
 	synctcp_tsclock_init(&c);
-	for (t = 0; t <= 1000; t++) {
+	for (t = 0; t <= 8000; t++) {
 		/* 1 kHz for 50 ms, then 100 Hz */
 		tsval = t < 50 ? t : 50 + (t - 50) / 10;
-		if (synctcp_ott_ts_sample(&c, tsval, t * 1000, 5000, &ott) ==
-		    SYNCTCP_OTT_REBASED)
-			rebased++;
+		r = synctcp_ott_ts_sample(&c, tsval, t * 1000, 5000, &ott);
+		if (r == SYNCTCP_OTT_REBASED && ++rebased == 2)
+			switched = t;
+		else if (r == SYNCTCP_OTT_OK && t > 1000 && rebased < 2)
+			samples_after_1s++;
 		if (t == 40)
 			CHECK(c.rate_provisional && c.peer_hz == 1000);
 	}
+	CHECK_EQ(samples_after_1s, 0);	/* (50 + 95) Hz fits nothing */
 	CHECK_EQ(rebased, 2);	/* the provisional rate, then the window's */
 	CHECK(c.rate_confirmed);
 	CHECK(!c.rate_provisional);
-	CHECK_EQ(c.peer_hz, 145);	/* (50 + 95) ticks in 1 s: raw */
+	CHECK(!c.unfit);
+	CHECK_EQ(c.peer_hz, 100);
+	/* from 6.3 s the window's estimate, 107 Hz, is within 1/16 of 100 */
+	CHECK(switched > 6000 && switched < 6500);
+}
+
+/* A clock that fits no known rate, even over 8 s, makes the peer unfit. */
+TEST(clock_fitting_no_known_rate_is_unfit_once)
+{
+	struct synctcp_tsclock c;
+	u32 t, unfit = 0, samples = 0;
+	enum synctcp_ott_result r;
+	s64 ott;
+
+	synctcp_tsclock_init(&c);
+	for (t = 0; t <= 20000; t += 10) {
+		r = synctcp_ott_ts_sample(&c, t * 8 / 10, t * 1000, 5000, &ott);
+		if (r == SYNCTCP_OTT_UNFIT)
+			unfit++;
+		else if (r != SYNCTCP_OTT_SKIP)
+			samples++;
+	}
+	CHECK_EQ(unfit, 1);
+	CHECK_EQ(samples, 0);
+	CHECK(c.unfit);
 }
 
 TEST(min_max_tracking_across_u32_timestamp_wraparound)
@@ -392,16 +422,24 @@ TEST(backward_tsval_jump_restarts_the_base)
 	check_tsval_jump(1000000, -100000000LL);
 }
 
+/* Within 1/16 of a known rate: 250 and 300 Hz apart, 800 Hz no 1 kHz. */
 TEST(snap_to_known_rates)
 {
-	CHECK_EQ(synctcp_snap_clock_hz(1180), 1000);
-	CHECK_EQ(synctcp_snap_clock_hz(800), 1000);
+	CHECK_EQ(synctcp_snap_clock_hz(1050), 1000);
+	CHECK_EQ(synctcp_snap_clock_hz(940), 1000);
+	CHECK_EQ(synctcp_snap_clock_hz(1180), 1180);	/* unknown: raw */
+	CHECK_EQ(synctcp_snap_clock_hz(800), 800);
 	CHECK_EQ(synctcp_snap_clock_hz(260), 250);
+	CHECK_EQ(synctcp_snap_clock_hz(290), 300);
+	CHECK_EQ(synctcp_snap_clock_hz(275), 275);	/* between 250 and 300 */
 	CHECK_EQ(synctcp_snap_clock_hz(970000), 1000000);
-	CHECK_EQ(synctcp_snap_clock_hz(500), 500);	/* unknown: raw */
+	CHECK_EQ(synctcp_snap_clock_hz(500), 500);
 	CHECK_EQ(synctcp_clock_code(1000), SYNCTCP_CLOCK_1KHZ);
 	CHECK_EQ(synctcp_clock_code(250), SYNCTCP_CLOCK_250HZ);
+	CHECK_EQ(synctcp_clock_code(300), SYNCTCP_CLOCK_300HZ);
 	CHECK_EQ(synctcp_clock_code(500), SYNCTCP_CLOCK_OTHER);
+	CHECK(synctcp_known_clock_hz(2) && synctcp_known_clock_hz(1000000));
+	CHECK(!synctcp_known_clock_hz(0) && !synctcp_known_clock_hz(800));
 }
 
 TEST(qdelay_is_ott_minus_min_and_max_is_max_minus_min)
@@ -633,7 +671,8 @@ static const struct harness_test tests[] = {
 	T(first_sample_within_tens_of_ms_on_a_provisional_rate),
 	T(seeded_clock_samples_from_the_first_data_ack),
 	T(early_estimate_off_a_known_rate_waits_for_the_window),
-	T(window_contradicting_a_provisional_rate_rebases_at_once),
+	T(window_contradicting_a_provisional_rate_rebases_on_the_fitting_one),
+	T(clock_fitting_no_known_rate_is_unfit_once),
 	T(min_max_tracking_across_u32_timestamp_wraparound),
 	T(local_clock_wraparound_keeps_rate),
 	T(zero_tsval_is_a_valid_sample),

@@ -1,84 +1,294 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Reverse-path compensation: cwnd follows the ACK path's delay. */
+/* Reverse-path compensation: cwnd follows the ACK path's delay, bounded. */
 #include "harness.h"
 #include "revcomp.h"
 
-/* Apply one sample to *cwnd as the module does. */
-static void feed(struct synctcp_revcomp *r, u32 rev_us, u32 *cwnd,
-		 u32 rtt_us)
+#define MSS	1448U
+
+/*
+ * A steady flow: one ACK per segment, a round trip every cwnd ACKs.  The
+ * caller sets the reverse delay and the RTT of each ACK; the flow is
+ * cwnd-limited unless told otherwise, with as much in flight as cwnd.
+ */
+struct flow {
+	struct synctcp_revcomp r;
+	struct synctcp_revcomp_in in;
+	u32 cwnd;
+};
+
+static void flow_init(struct flow *f, u32 cwnd, u32 base_rtt_us)
 {
-	*cwnd += synctcp_revcomp_update(r, rev_us, *cwnd, rtt_us, true);
+	synctcp_revcomp_init(&f->r);
+	f->cwnd = cwnd;
+	f->in = (struct synctcp_revcomp_in){
+		.rtt_us = base_rtt_us, .srtt_us = base_rtt_us,
+		.min_rtt_us = base_rtt_us, .tick_us = 1000,
+		.snd_una = 1, .clamp = 1U << 30,
+		.cwnd_limited = true, .apply = true,
+	};
+}
+
+/* One ACK: forward OTT @ott_us (+ any offset), RTT @rtt_us. */
+static void ack(struct flow *f, s64 ott_us, u32 rtt_us)
+{
+	f->in.ott_us = ott_us;
+	f->in.rtt_us = rtt_us;
+	f->in.now_us += 100;
+	f->in.snd_una += MSS;
+	f->in.cwnd = f->cwnd;
+	f->in.max_flight = f->cwnd;
+	f->in.snd_nxt = f->in.snd_una + f->cwnd * MSS;
+	f->cwnd = synctcp_revcomp_update(&f->r, &f->in);
 }
 
 /*
- * The ACK path's queue grows by 50 ms in 1 ms steps on a 50 ms path:
- * cwnd 40 must become 80, so that cwnd / RTT, the rate, is unchanged;
- * and back to 40 when the queue drains.
+ * The review's scenario (issue 28, 1): the path holds still, the RTT
+ * sample (our microsecond clock) is flat at 50 ms, and the OTT is a 1 ms
+ * sawtooth from the peer's 1 kHz TS clock.  Stepwise scaling made cwnd
+ * 100 -> 141 in 1000 ACKs; against a reference it must not move.
+ */
+TEST(ts_rounding_with_a_flat_rtt_does_not_move_cwnd)
+{
+	struct flow f;
+	u32 i;
+
+	flow_init(&f, 100, 50000);
+	for (i = 0; i < 100000; i++)
+		ack(&f, 30000 + (i * 7) % 1000, 50000);
+	CHECK_EQ(f.cwnd, 100);
+	/* and on a 10 ms path, where the step is a tenth of the RTT */
+	flow_init(&f, 100, 10000);
+	f.in.srtt_us = f.in.min_rtt_us = 10000;
+	for (i = 0; i < 100000; i++)
+		ack(&f, 5000 + (i * 7) % 1000, 10000);
+	CHECK_EQ(f.cwnd, 100);
+}
+
+/*
+ * The ACK path's queue grows by 50 ms on a 50 ms path: cwnd 40 becomes 80,
+ * so that cwnd / RTT, the rate, is unchanged; and back to exactly 40 when
+ * the queue drains.
  */
 TEST(rate_is_kept_when_the_reverse_queue_grows_and_drains)
 {
-	struct synctcp_revcomp r;
-	u32 cwnd = 40, q;
+	struct flow f;
+	u32 q, i;
 
-	synctcp_revcomp_restart(&r, 7000);
-	for (q = 1; q <= 50; q++)
-		feed(&r, 7000 + q * 1000, &cwnd, 50000 + q * 1000);
-	CHECK_NEAR(cwnd, 80, 1);
-	for (q = 50; q-- > 0;)
-		feed(&r, 7000 + q * 1000, &cwnd, 50000 + q * 1000);
-	CHECK_NEAR(cwnd, 40, 1);
-}
-
-/* +-1 ms of TS quantization on a steady path moves cwnd by nothing. */
-TEST(jitter_of_the_reverse_delay_does_not_drift_cwnd)
-{
-	struct synctcp_revcomp r;
-	u32 cwnd = 100, i;
-
-	synctcp_revcomp_restart(&r, 0);
-	for (i = 0; i < 100000; i++) {
-		u32 rev = (i * 7919) % 3 * 1000;
-
-		feed(&r, rev, &cwnd, 50000 + rev);
+	flow_init(&f, 40, 50000);
+	for (q = 0; q <= 50; q++) {
+		f.in.srtt_us = 50000 + q * 1000;
+		for (i = 0; i < 200; i++)
+			ack(&f, 20000, 50000 + q * 1000);
 	}
-	CHECK_NEAR(cwnd, 100, 1);
+	CHECK_NEAR(f.cwnd, 80, 1);
+	for (q = 50; q-- > 0;) {
+		f.in.srtt_us = 50000 + q * 1000;
+		for (i = 0; i < 200; i++)
+			ack(&f, 20000, 50000 + q * 1000);
+	}
+	CHECK_EQ(f.cwnd, 40);
+	CHECK_EQ(f.r.applied_us, 0);
 }
 
-/* In loss recovery the change is kept, and applied after. */
-TEST(change_is_kept_while_cwnd_may_not_move)
+/* A rise and its fall, any number of times, leave cwnd where it was. */
+TEST(rises_and_falls_do_not_ratchet)
 {
-	struct synctcp_revcomp r;
-	u32 cwnd = 20;
+	struct flow f;
+	u32 cycle, i;
 
-	synctcp_revcomp_restart(&r, 1000);
-	CHECK_EQ(synctcp_revcomp_update(&r, 11000, cwnd, 110000, false), 0);
-	CHECK_EQ(r.credit_us, 10000);
-	/* 20 * 10 / 100 */
-	CHECK_EQ(synctcp_revcomp_update(&r, 11000, cwnd, 110000, true), 2);
-	CHECK_EQ(r.credit_us, 0);
+	flow_init(&f, 57, 40000);
+	for (cycle = 0; cycle < 500; cycle++) {
+		u32 q = 3000 + (cycle * 7919) % 37000;
+
+		f.in.srtt_us = 40000 + q;
+		for (i = 0; i < 150; i++)
+			ack(&f, 1000, 40000 + q);
+		f.in.srtt_us = 40000;
+		for (i = 0; i < 150; i++)
+			ack(&f, 1000, 40000);
+	}
+	CHECK_EQ(f.cwnd, 57);
 }
 
-/* A jump of over half a round trip is not followed beyond that. */
-TEST(credit_is_bounded_by_a_round_trip)
+/* Not cwnd-limited (receive window, application): never raised. */
+TEST(no_rise_unless_cwnd_limited)
 {
-	struct synctcp_revcomp r;
+	struct flow f;
+	u32 i;
 
-	synctcp_revcomp_restart(&r, 0);
-	synctcp_revcomp_update(&r, 4000000000u, 10, 50000, false);
-	CHECK_EQ(r.credit_us, -25000);	/* 4e9 as s32 is negative */
-	synctcp_revcomp_restart(&r, 0);
-	synctcp_revcomp_update(&r, 900000, 10, 50000, false);
-	CHECK_EQ(r.credit_us, 25000);
-	/* no srtt yet: nothing */
-	CHECK_EQ(synctcp_revcomp_update(&r, 950000, 10, 0, true), 0);
-	CHECK_EQ(r.credit_us, 0);
+	flow_init(&f, 20, 10000);
+	f.in.cwnd_limited = false;
+	for (i = 0; i < 5000; i++) {
+		f.in.srtt_us = 40000;
+		ack(&f, 0, 40000);
+	}
+	CHECK_EQ(f.cwnd, 20);
+	CHECK_EQ(f.r.applied_us, 0);
+}
+
+/* A rise leaves cwnd at most twice the last round's flight. */
+TEST(a_rise_is_at_most_twice_the_flight)
+{
+	struct flow f;
+	u32 i;
+
+	flow_init(&f, 10, 10000);
+	for (i = 0; i < 20; i++)
+		ack(&f, 0, 10000);
+	/* 30 ms of reverse queue on a 10 ms path: x4, but in steps of x2 */
+	f.in.srtt_us = 40000;
+	f.in.max_flight = 10;
+	f.in.ott_us = 0;
+	f.in.rtt_us = 40000;
+	f.in.snd_una = f.in.snd_nxt;	/* a round ends at this ACK */
+	f.in.cwnd = f.cwnd;
+	f.cwnd = synctcp_revcomp_update(&f.r, &f.in);
+	CHECK(f.cwnd <= 20);
+	CHECK(f.r.applied_us < 30000);
+}
+
+/* However large the reverse queue, the factor is at most 4. */
+TEST(total_factor_is_bounded)
+{
+	struct flow f;
+	u32 i;
+
+	flow_init(&f, 100, 10000);
+	for (i = 0; i < 200; i++)
+		ack(&f, 0, 10000);
+	for (i = 0; i < 20000; i++) {
+		f.in.srtt_us = 1010000;
+		ack(&f, 0, 1010000);	/* a second of reverse queue */
+	}
+	CHECK(f.cwnd <= 400);
+	CHECK(f.cwnd >= 390);
+}
+
+/*
+ * A peer whose TSvals drift (its clock 5% slow, the rate snapped to 1 kHz)
+ * makes RTT - OTT grow by 50 ms a second while the RTT stays flat: no
+ * queue the round trip shows, so no rise (issue 28, 2).
+ */
+TEST(reverse_queue_is_bounded_by_what_the_rtt_shows)
+{
+	struct flow f;
+	u32 i;
+
+	flow_init(&f, 100, 100000);
+	for (i = 0; i < 100000; i++)	/* 10 s */
+		ack(&f, 50000 - (s64)i * 5, 100000);
+	CHECK_EQ(f.cwnd, 100);
+}
+
+/* Changes below one tick of the OTT source are not followed. */
+TEST(changes_below_a_tick_are_ignored)
+{
+	struct flow f;
+	u32 i;
+
+	flow_init(&f, 100, 50000);
+	f.in.tick_us = 4000;	/* a 250 Hz peer */
+	for (i = 0; i < 200; i++)
+		ack(&f, 20000, 50000);
+	for (i = 0; i < 2000; i++) {
+		f.in.srtt_us = 53000;
+		ack(&f, 20000, 53000);	/* 3 ms: below the tick */
+	}
+	CHECK_EQ(f.cwnd, 100);
+	for (i = 0; i < 2000; i++) {
+		f.in.srtt_us = 58000;
+		ack(&f, 20000, 58000);	/* 8 ms: followed */
+	}
+	CHECK_NEAR(f.cwnd, 116, 1);
+}
+
+/* In loss recovery nothing changes; the next round trip applies it. */
+TEST(change_waits_while_cwnd_may_not_move)
+{
+	struct flow f;
+	u32 i;
+
+	flow_init(&f, 20, 100000);
+	for (i = 0; i < 100; i++)
+		ack(&f, 0, 100000);
+	f.in.apply = false;
+	for (i = 0; i < 200; i++) {
+		f.in.srtt_us = 110000;
+		ack(&f, 0, 110000);
+	}
+	CHECK_EQ(f.cwnd, 20);
+	f.in.apply = true;
+	for (i = 0; i < 200; i++)
+		ack(&f, 0, 110000);
+	CHECK_EQ(f.cwnd, 22);
+}
+
+/* A restart (new OTT base) withdraws the scaling before it learns again. */
+TEST(restart_withdraws_the_scaling)
+{
+	struct flow f;
+	u32 i;
+
+	flow_init(&f, 50, 50000);
+	for (i = 0; i < 100; i++)
+		ack(&f, 0, 50000);
+	for (i = 0; i < 500; i++) {
+		f.in.srtt_us = 100000;
+		ack(&f, 0, 100000);
+	}
+	CHECK_NEAR(f.cwnd, 100, 1);
+	synctcp_revcomp_restart(&f.r);
+	for (i = 0; i < 500; i++)
+		ack(&f, 777777, 100000);	/* a new base, same queue */
+	CHECK_NEAR(f.cwnd, 50, 1);
+	/* and a connection without OTT samples any more withdraws too */
+	flow_init(&f, 50, 50000);
+	for (i = 0; i < 100; i++)
+		ack(&f, 0, 50000);
+	for (i = 0; i < 500; i++) {
+		f.in.srtt_us = 100000;
+		ack(&f, 0, 100000);
+	}
+	f.in.cwnd = f.cwnd;
+	CHECK_NEAR(synctcp_revcomp_withdraw(&f.r, &f.in), 50, 1);
+	CHECK_EQ(f.r.applied_us, 0);
+}
+
+/* Degenerate inputs: nothing divides by zero, nothing moves. */
+TEST(degenerate_inputs_change_nothing)
+{
+	struct flow f;
+	u32 i;
+
+	flow_init(&f, 0, 0);
+	for (i = 0; i < 100; i++)
+		ack(&f, (s64)i * 1000, i * 1000);
+	CHECK_EQ(f.cwnd, 0);
+	flow_init(&f, 10, 0);
+	f.in.srtt_us = 0;
+	for (i = 0; i < 100; i++)
+		ack(&f, 0, 50000);
+	CHECK_EQ(f.cwnd, 10);
+	/* a reverse delay far from the reference restarts it */
+	flow_init(&f, 10, 50000);
+	ack(&f, 0, 50000);
+	ack(&f, -(3LL << 30), 50000);
+	CHECK_EQ(f.cwnd, 10);
+	CHECK(f.r.started);
 }
 
 static const struct harness_test tests[] = {
+	T(ts_rounding_with_a_flat_rtt_does_not_move_cwnd),
 	T(rate_is_kept_when_the_reverse_queue_grows_and_drains),
-	T(jitter_of_the_reverse_delay_does_not_drift_cwnd),
-	T(change_is_kept_while_cwnd_may_not_move),
-	T(credit_is_bounded_by_a_round_trip),
+	T(rises_and_falls_do_not_ratchet),
+	T(no_rise_unless_cwnd_limited),
+	T(a_rise_is_at_most_twice_the_flight),
+	T(total_factor_is_bounded),
+	T(reverse_queue_is_bounded_by_what_the_rtt_shows),
+	T(changes_below_a_tick_are_ignored),
+	T(change_waits_while_cwnd_may_not_move),
+	T(restart_withdraws_the_scaling),
+	T(degenerate_inputs_change_nothing),
 };
 
 HARNESS_MAIN("revcomp", tests)

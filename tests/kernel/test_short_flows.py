@@ -7,7 +7,7 @@ Each connection carries 14 segments: it lives a few round trips.  Before
 issue 17 the RFC 7323 sampler gave its first OTT sample after a second of
 clock-rate estimation, so a sync connection this short never had one;
 now it has one from its first data ACK, and starts from the full-queue
-delay an earlier connection to the client learnt (core/pathcache.h).
+delay an earlier connection to the client learnt (glue/pathcache.c, core/pathtab.c).
 The test asserts that every request completes and that sync's median
 response time is not above Reno's, prints the response times (median,
 90th and 99th percentile, from ab) and the bottleneck's drops for reno,

@@ -21,6 +21,13 @@ LAYOUT_PROBE = r"""
 int main(void)
 {
 	printf("attr %d\n", SYNCTCP_DIAG_ATTR);
+	printf("flag LOSS_SEEN %d\nflag CONGESTED %d\nflag RATE_KNOWN %d\n",
+	       SYNCTCP_F_LOSS_SEEN, SYNCTCP_F_CONGESTED, SYNCTCP_F_RATE_KNOWN);
+	printf("flag TS_UNFIT %d\nflag NO_STATE %d\n", SYNCTCP_F_TS_UNFIT, SYNCTCP_F_NO_STATE);
+	printf("clock 1 %d\nclock 2 %d\nclock 3 %d\nclock 4 %d\n", SYNCTCP_CLOCK_2HZ,
+	       SYNCTCP_CLOCK_10HZ, SYNCTCP_CLOCK_100HZ, SYNCTCP_CLOCK_250HZ);
+	printf("clock 5 %d\nclock 6 %d\nclock 7 %d\nclock 255 %d\n", SYNCTCP_CLOCK_1KHZ,
+	       SYNCTCP_CLOCK_1MHZ, SYNCTCP_CLOCK_300HZ, SYNCTCP_CLOCK_OTHER);
 	printf("size synctcp_sync_info %zu\n", sizeof(struct synctcp_sync_info));
 	F(synctcp_sync_info, min_ott_us);
 	F(synctcp_sync_info, qdelay_us);
@@ -57,10 +64,12 @@ def c_layout(tmp_path_factory: pytest.TempPathFactory) -> dict:
     subprocess.run([cc, "-I", str(ROOT / "kmod/core"), "-o", str(d / "probe"), str(d / "probe.c")],
                    check=True)
     out = subprocess.run([str(d / "probe")], capture_output=True, text=True, check=True).stdout
-    layout: dict = {"size": {}, "fields": {}}
+    layout: dict = {"size": {}, "fields": {}, "flag": {}, "clock": {}}
     for ln in (line.split() for line in out.splitlines()):
         if ln[0] == "attr":
             layout["attr"] = int(ln[1])
+        elif ln[0] in ("flag", "clock"):
+            layout[ln[0]][ln[1]] = int(ln[2])
         elif ln[0] == "size":
             layout["size"][ln[1]] = int(ln[2])
         else:
@@ -86,12 +95,29 @@ def test_record_layout_matches_header(c_layout: dict, module: str) -> None:
         off += size
 
 
+def test_flags_and_clock_codes_match_header(c_layout: dict) -> None:
+    assert c_layout["flag"] == {"LOSS_SEEN": diag.F_LOSS_SEEN, "CONGESTED": diag.F_CONGESTED,
+                                "RATE_KNOWN": diag.F_RATE_KNOWN, "TS_UNFIT": diag.F_TS_UNFIT,
+                                "NO_STATE": diag.F_NO_STATE}
+    hz = {"1": 2, "2": 10, "3": 100, "4": 250, "5": 1000, "6": 1000000, "7": 300, "255": "other"}
+    assert {code: diag.CLOCKS[value] for code, value in c_layout["clock"].items()} == hz
+
+
 def test_decode_sync_record() -> None:
     raw = struct.pack("<BBBB", 1, 2, 0x05, 5) + struct.pack("<iIIHH", -2000, 19000, 60000, 7, 3)
     rec = decode_record(raw)
     assert rec == {"module": "sync", "source": "ts", "loss_seen": True, "congested": False,
-                   "rate_known": True, "peer_clock_hz": 1000, "min_ott_us": -2000,
+                   "rate_known": True, "ts_unfit": False, "no_state": False,
+                   "peer_clock_hz": 1000, "min_ott_us": -2000,
                    "qdelay_us": 19000, "max_qdelay_us": 60000, "signals": 7, "reductions": 3}
+
+
+def test_decode_unfit_peer_and_missing_state() -> None:
+    rec = decode_record(struct.pack("<BBBB", 1, 1, 0x08, 0) + bytes(16))
+    assert rec["source"] == "rtt" and rec["ts_unfit"] and not rec["no_state"]
+    rec = decode_record(struct.pack("<BBBB", 2, 0, 0x10, 0) + bytes(16))
+    assert rec["module"] == "mixreact" and rec["no_state"]
+    assert decode_record(struct.pack("<BBBB", 1, 2, 0x04, 7) + bytes(16))["peer_clock_hz"] == 300
 
 
 def test_decode_etcp_record() -> None:

@@ -34,7 +34,8 @@ def headers_kernel() -> str:
 
 
 def test_one_version_everywhere() -> None:
-    versions = {f"kmod/{m}.c": re.search(r'^MODULE_VERSION\("(.*)"\);$', (REPO / f"kmod/{m}.c").read_text(),
+    versions = {f"kmod/{m}_main.c": re.search(r'^MODULE_VERSION\("(.*)"\);$',
+                                              (REPO / f"kmod/{m}_main.c").read_text(),
                                          re.M).group(1)  # type: ignore[union-attr]
                 for m in MODULES}
     versions["synctcp.__version__"] = synctcp.__version__

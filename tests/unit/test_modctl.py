@@ -152,7 +152,7 @@ def test_built_modules_declare_their_source_parameters(mod: str) -> None:
     ko = REPO / "kmod" / f"{mod}.ko"
     if not ko.exists():
         pytest.skip(f"kmod/{mod}.ko not built (make modules)")
-    src = (REPO / "kmod" / f"{mod}.c").read_text()
+    src = (REPO / "kmod" / f"{mod}_main.c").read_text()
     declared = re.findall(r"^module_param(?:_cb)?\((\w+),", src, re.M)
     info = read_modinfo(ko)
     assert sorted(info.params) == sorted(declared) and declared

@@ -78,7 +78,7 @@ def test_both_series_add_the_same_code() -> None:
 
 
 def test_the_modules_use_the_accessors_the_series_defines() -> None:
-    glue = (ROOT / "kmod" / "core" / "ott_glue.h").read_text()
+    glue = (ROOT / "kmod" / "glue" / "glue.c").read_text()
     assert "#ifdef TCP_OWTS_API" in glue
     for fn in re.findall(r"\b(tcp_owts_\w+)\(", glue):
         assert f"{fn}(" in added("6.1") and f"{fn}(" in added("7.2"), fn

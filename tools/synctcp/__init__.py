@@ -1,3 +1,3 @@
 """synctcp: user-space tools for the synctcp congestion-control modules."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

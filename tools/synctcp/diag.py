@@ -31,11 +31,15 @@ _NLA_TYPE_MASK = 0x3FFF
 
 MODULES = {1: "sync", 2: "mixreact", 3: "etcp"}
 SOURCES = {0: "none", 1: "rtt", 2: "ts", 3: "option"}
-CLOCKS = {0: None, 1: 2, 2: 10, 3: 100, 4: 250, 5: 1000, 6: 1000000, 255: "other"}
+CLOCKS = {0: None, 1: 2, 2: 10, 3: 100, 4: 250, 5: 1000, 6: 1000000, 7: 300, 255: "other"}
 
 F_LOSS_SEEN = 0x01
 F_CONGESTED = 0x02
 F_RATE_KNOWN = 0x04
+#: the peer's TS clock fits no known rate: the connection is RTT-sourced since
+F_TS_UNFIT = 0x08
+#: the module could not allocate the connection's state: it runs as Reno
+F_NO_STATE = 0x10
 
 #: struct synctcp_info_hdr
 HDR_FORMAT = "<BBBB"
@@ -78,6 +82,8 @@ def decode_record(raw: bytes) -> Dict[str, Any]:
         "loss_seen": bool(hdr["flags"] & F_LOSS_SEEN),
         "congested": bool(hdr["flags"] & F_CONGESTED),
         "rate_known": bool(hdr["flags"] & F_RATE_KNOWN),
+        "ts_unfit": bool(hdr["flags"] & F_TS_UNFIT),
+        "no_state": bool(hdr["flags"] & F_NO_STATE),
         "peer_clock_hz": CLOCKS.get(hdr["peer_clock"], "other"),
     }
     layout = LAYOUTS.get(name)

@@ -41,7 +41,10 @@ API::
   (its ``ott_us`` is this peer's measurement of the server's last option),
   else nothing.  Returns every segment received from the server until one
   ACKs all our data, or until ``timeout`` (the caller checks).
-- ``pump(timeout)``: receive for a while (ARP answered, data ACKed).
+- ``pump(timeout)``: receive for a while (ARP answered, data ACKed; data
+  out of order is not kept and gets a duplicate ACK).
+- ``ts_hz``: the rate of the peer's TS clock (default 1 kHz, Linux's), to
+  play a receiver whose TSvals run at another rate.
 - Option builders (bytes, no network): :func:`ts_option`,
   :func:`owts_option`, and the malformed cases :data:`MALFORMED` (name →
   builder): ``bad-length-10``, ``bad-length-14``, ``truncated``,
@@ -292,7 +295,12 @@ class FakePeer:
 
     def __init__(self, iface: str, src_ip: str, src_mac: str, dst_ip: str, dst_mac: str,
                  dport: int, sport: Optional[int] = None, netns: Optional[str] = None,
-                 sock: Optional[socket.socket] = None) -> None:
+                 sock: Optional[socket.socket] = None, ts_hz: int = 1000) -> None:
+        if ts_hz <= 0:
+            raise ValueError(f"ts_hz must be positive, not {ts_hz}")
+        #: the rate of our RFC 7323 TS clock (ticks per second): 1 kHz as Linux's,
+        #: or any other to play a peer whose clock runs at an unusual rate
+        self.ts_hz = ts_hz
         self.iface, self.src_ip, self.src_mac = iface, src_ip, src_mac
         self.dst_ip, self.dst_mac, self.dport = dst_ip, dst_mac, dport
         mac_bytes(src_mac), mac_bytes(dst_mac)
@@ -318,8 +326,8 @@ class FakePeer:
 
     # -- low level
     def tsval(self) -> int:
-        """Our RFC 7323 TSval: a 1 kHz clock with a random base."""
-        return (self._ts_base + int((time.monotonic() - self._t0) * 1000)) % MOD
+        """Our RFC 7323 TSval: a clock of ``ts_hz`` (1 kHz) with a random base."""
+        return (self._ts_base + int((time.monotonic() - self._t0) * self.ts_hz)) % MOD
 
     def _frame(self, flags: int, options: bytes, payload: bytes = b"",
                seq: Optional[int] = None) -> bytes:
@@ -356,9 +364,12 @@ class FakePeer:
             self.last_owts_ott = owts.diff_us(owts.tsval_of(t), seg.opts.owts.tsval_us)
         if seg.has(ACK) and _seq_leq(self.snd_una, seg.ack) and _seq_leq(seg.ack, self.snd_nxt):
             self.snd_una = seg.ack
-        if self.irs is not None and (seg.payload or seg.has(FIN)) and seg.seq == self.rcv_nxt:
-            self.rcv_nxt = (self.rcv_nxt + len(seg.payload) + seg.has(FIN)) % MOD
-            self.fin_received = self.fin_received or seg.has(FIN)
+        if self.irs is not None and (seg.payload or seg.has(FIN)):
+            if seg.seq == self.rcv_nxt:
+                self.rcv_nxt = (self.rcv_nxt + len(seg.payload) + seg.has(FIN)) % MOD
+                self.fin_received = self.fin_received or seg.has(FIN)
+            # out of order (not kept): a duplicate ACK, for the sender's
+            # fast retransmit
             self._send_ack()
         return seg
 

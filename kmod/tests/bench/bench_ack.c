@@ -2,8 +2,11 @@
 /*
  * Per-ACK cost of each algorithm core against a Reno-equivalent loop.
  *
- * The cores are the files the modules compile (kmod/core/), included in
- * one translation unit and built with -O2, as the modules build them.  One ACK stream, generated before
+ * The cores are the files the modules link (kmod/core/), each its own
+ * translation unit built with -O2, as the modules build them, and the
+ * loops call what the modules' hooks call (core/sync_cc.c,
+ * core/mixreact_cc.c), so the path measured is the module's.  One ACK
+ * stream, generated before
  * any timing, feeds every algorithm: a flow in congestion avoidance, an
  * ACK every 100 us acknowledging two segments, a 1 kHz peer TS clock, a
  * forward queue that fills from 0 to 60 ms over 3000 ACKs and then drops
@@ -24,14 +27,9 @@
 #include <string.h>
 #include <time.h>
 
-/* one translation unit, as each module includes its cores (tcp_sync.c) */
-#include "ott.c"
-#include "pqlen.c"
-#include "pcwnd.c"
-#include "syncmix.c"
-#include "mixreact.c"
-#include "revcomp.c"
-#include "etcp.c"
+#include "etcp.h"
+#include "mixreact_cc.h"
+#include "sync_cc.h"
 
 #define N_ACKS		1000000U
 #define ACK_GAP_US	100U
@@ -41,7 +39,7 @@
 #define FULL_QUEUE_US	60000U
 
 struct ack_ev {
-	u32 now_us;		/* our clock */
+	u64 now_us;		/* our clock */
 	u32 tsval;		/* peer's TS clock, 1 kHz */
 	u32 rtt_us;		/* now_us minus when the newest segment left */
 	u32 snd_una;
@@ -159,82 +157,44 @@ __attribute__((noinline)) static void run_reno(void)
 	sink = t.cwnd;
 }
 
-/* The OTT sample of one ACK into the estimator (ott_glue.h, TS source). */
-static enum synctcp_ott_result ott_sample(struct synctcp_tsclock *c,
-					  struct synctcp_qdelay *q,
-					  const struct ack_ev *a)
+/* The ACK as the modules' glue hands it to the cores (synctcp_ack_fill()). */
+static void fill_ack(struct synctcp_ack *x, const struct ack_ev *a,
+		     const struct reno *t)
 {
-	enum synctcp_ott_result res;
-	s64 ott;
-
-	res = synctcp_ott_ts_sample(c, a->tsval, a->now_us, a->rtt_us, &ott);
-	if (res == SYNCTCP_OTT_SKIP)
-		return res;
-	if (res == SYNCTCP_OTT_REBASED && synctcp_qdelay_valid(q))
-		synctcp_qdelay_reset(q);
-	if (synctcp_qdelay_sample_held(q, ott, a->now_us,
-				       synctcp_qdelay_bound_us(a->srtt_us),
-				       a->acked == 1 &&
-				       res != SYNCTCP_OTT_REBASED) ==
-	    SYNCTCP_OTT_SKIP)
-		return SYNCTCP_OTT_SKIP;
-	return res;
+	*x = (struct synctcp_ack){
+		.now_us = a->now_us, .rtt_us = (s32)a->rtt_us,
+		.pkts_acked = a->acked, .srtt_us = a->srtt_us,
+		.min_rtt_us = 2 * BASE_OTT_US, .tsval = a->tsval,
+		.snd_una = a->snd_una, .snd_nxt = a->snd_una + t->cwnd * MSS,
+		.cwnd = t->cwnd, .max_flight = t->cwnd, .clamp = t->clamp,
+		.ts_ok = 1, .has_tsval = 1, .cwnd_limited = 1, .ca_open = 1,
+	};
 }
 
-/* Variant best's synctcp_follow_reverse() (ott_glue.h) on this ACK. */
-static void follow_reverse(struct synctcp_revcomp *rc,
-			   const struct synctcp_qdelay *q,
-			   const struct ack_ev *a, u32 *cwnd, bool restart)
-{
-	u32 rev = a->rtt_us - (u32)(q->min_ott_us + q->qdelay_us);
-	s32 segs;
-
-	if (restart) {
-		synctcp_revcomp_restart(rc, rev);
-		return;
-	}
-	segs = synctcp_revcomp_update(rc, rev, *cwnd, a->rtt_us, true);
-	if (segs)
-		*cwnd = (u32)max_t(s64, (s64)*cwnd + segs, 2);
-}
-
+/* tcp_sync, variant best: pkts_acked, cong_avoid, ssthresh + set_state. */
 __attribute__((noinline)) static void run_sync(void)
 {
-	struct synctcp_tsclock c;
-	struct synctcp_qdelay q;
-	struct synctcp_pcwnd r = { 0 };
-	struct synctcp_revcomp rc = { 0 };
+	struct synctcp_sync s;
 	struct reno t = { .cwnd = 10, .ssthresh = 100, .clamp = ~0U };
+	struct synctcp_ack x;
 	u32 i;
 
-	synctcp_tsclock_init(&c);
-	synctcp_qdelay_reset(&q);
+	synctcp_sync_init(&s, SYNCTCP_VARIANT_BEST);
 	for (i = 0; i < N_ACKS; i++) {
 		const struct ack_ev *a = &stream[i];
-		enum synctcp_ott_result res;
 		struct synctcp_cwnd w;
-		bool signal = false, first = !synctcp_qdelay_valid(&q);
-		u32 keep = SYNCTCP_PCWND_KEEP_HALF;
 
-		if (a->loss) {		/* ssthresh() and set_state(Recovery) */
-			synctcp_qdelay_on_loss(&q);
-			t.ssthresh = synctcp_pcwnd_ssthresh(&r, a->snd_una, t.cwnd);
+		if (a->loss) {
+			t.ssthresh = synctcp_sync_ssthresh(&s, a->snd_una, t.cwnd);
+			synctcp_sync_on_loss(&s, a->snd_una + t.cwnd * MSS);
 			t.cwnd = t.ssthresh;
-			synctcp_pcwnd_hold(&r, a->snd_una + t.cwnd * MSS);
 		}
-		res = ott_sample(&c, &q, a);
-		if (res != SYNCTCP_OTT_SKIP) {
-			signal = synctcp_pqlen_congested(&q, 50);
-			follow_reverse(&rc, &q, a, &t.cwnd,
-				       first || res == SYNCTCP_OTT_REBASED);
-		}
-		if (signal)
-			keep = synctcp_pcwnd_keep(q.qdelay_us, a->srtt_us);
+		fill_ack(&x, a, &t);
+		t.cwnd = synctcp_sync_on_ack(&s, &x, SYNCTCP_SOURCE_AUTO, 50);
 		w.cwnd = t.cwnd;
 		w.ssthresh = t.ssthresh;
-		switch (synctcp_pcwnd_react_by(&r, signal, a->snd_una,
-					       a->snd_una + t.cwnd * MSS, &w,
-					       keep)) {
+		switch (synctcp_sync_react(&s, a->snd_una, x.snd_nxt, a->srtt_us,
+					   &w)) {
 		case SYNCTCP_PCWND_HALVED:
 			t.cwnd = w.cwnd;
 			t.ssthresh = w.ssthresh;
@@ -246,68 +206,39 @@ __attribute__((noinline)) static void run_sync(void)
 			break;
 		}
 	}
-	sink = t.cwnd + r.reductions;
+	sink = t.cwnd + s.react.reductions;
 }
 
+/* tcp_mixreact, variant best: pkts_acked, cong_avoid, set_state. */
 __attribute__((noinline)) static void run_mixreact(void)
 {
-	struct synctcp_tsclock c;
-	struct synctcp_qdelay q;
-	struct synctcp_syncmix m;
-	struct synctcp_mixreact r;
-	struct synctcp_revcomp rc = { 0 };
+	struct synctcp_mix m;
 	struct reno t = { .cwnd = 10, .ssthresh = 100, .clamp = ~0U };
-	u32 i, hold_seq = 0;
-	bool holding = false;
+	struct synctcp_ack x;
+	u32 i;
 
-	synctcp_tsclock_init(&c);
-	synctcp_qdelay_reset(&q);
-	synctcp_syncmix_init(&m);
-	synctcp_mixreact_reset(&r);
+	synctcp_mix_init(&m, SYNCTCP_VARIANT_BEST);
 	for (i = 0; i < N_ACKS; i++) {
 		const struct ack_ev *a = &stream[i];
-		enum synctcp_ott_result res;
 		struct synctcp_cwnd w;
-		bool fresh = false, first = !synctcp_qdelay_valid(&q);
 
 		if (a->loss) {		/* set_state(Recovery): Reno's cut */
-			synctcp_qdelay_on_loss(&q);
-			synctcp_mixreact_reset(&r);
+			synctcp_mix_on_loss(&m, false);
 			reno_loss(&t);
 		}
-		res = ott_sample(&c, &q, a);
-		if (res != SYNCTCP_OTT_SKIP) {
-			if (res == SYNCTCP_OTT_REBASED)
-				synctcp_syncmix_restart(&m);
-			fresh = synctcp_syncmix_update(&m, &q, 0) && q.loss_seen;
-			follow_reverse(&rc, &q, a, &t.cwnd,
-				       first || res == SYNCTCP_OTT_REBASED);
-		}
+		fill_ack(&x, a, &t);
+		t.cwnd = synctcp_mix_on_ack(&m, &x, SYNCTCP_SOURCE_AUTO, 0);
 		w.cwnd = t.cwnd;
 		w.ssthresh = t.ssthresh;
-		if (fresh) {		/* mixreact_cong_avoid(), variant best */
-			u8 act = synctcp_mixreact_action_of(m.trend, m.region);
-			u32 keep_min = 0;
-
-			if (synctcp_mixreact_is_decrease(act)) {
-				if (holding && before(a->snd_una, hold_seq))
-					act = SYNCTCP_MIXREACT_KEEP;
-				keep_min = synctcp_pcwnd_keep(q.qdelay_us,
-							      a->srtt_us);
-				hold_seq = a->snd_una + t.cwnd * MSS;
-				holding = true;
-			}
-			synctcp_mixreact_apply(&r, act, &w, ~0U, keep_min);
-		}
-		if (synctcp_mixreact_follows_reno(&r)) {
+		if (synctcp_mix_cong_avoid(&m, a->snd_una, x.snd_nxt, a->srtt_us,
+					   a->acked, true, t.clamp, &w)) {
 			reno_cong_avoid(&t, a->acked);
 			continue;
 		}
-		synctcp_mixreact_grow(&r, a->acked, &w, ~0U);
 		t.cwnd = w.cwnd;
 		t.ssthresh = w.ssthresh;
 	}
-	sink = t.cwnd + r.decreases;
+	sink = t.cwnd + m.react.decreases;
 }
 
 __attribute__((noinline)) static void run_etcp(void)

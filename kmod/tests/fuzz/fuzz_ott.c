@@ -4,8 +4,9 @@
  * arbitrary ACK sequences: TSval, RTT and local-clock steps of any size
  * (reordering, jumps, wraps, idles), option OTTs of any value, losses,
  * resets, inherited maxima, ACKs the peer may have held.  Invariants:
- * qdelay <= max qdelay, both derived from min <= max; a REBASED sample is
- * 0; the peer rate is never 0.
+ * qdelay <= max qdelay, both derived from min <= max, and max qdelay never
+ * decreases between resets; a REBASED sample is 0; the peer rate is never
+ * 0 and always a known one; UNFIT comes once, and no sample after it.
  */
 #include "fuzz_input.h"
 #include "ott.h"
@@ -15,14 +16,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fuzz_in in = { data, size };
 	struct synctcp_tsclock c;
 	struct synctcp_qdelay q;
-	u32 tsval, rtt, now;
-	u64 now64 = 0;
+	u32 tsval, rtt, max_qdelay = 0;
+	u64 now, now64 = 0;
 	unsigned int i;
+	bool unfit = false;
 
 	synctcp_tsclock_init(&c);
 	if (fuzz_u8(&in) & 1)
 		synctcp_tsclock_seed(&c, fuzz_u32(&in), fuzz_u32(&in));
-	synctcp_qdelay_reset(&q);
+	synctcp_qdelay_init(&q, fuzz_u8(&in) & 1);
 	tsval = fuzz_u32(&in);
 	rtt = fuzz_u32(&in);
 	now = fuzz_u32(&in);
@@ -44,10 +46,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			now += dn;
 			now64 += dn;
 			r = synctcp_ott_ts_sample(&c, tsval, now, rtt, &ott);
-			FUZZ_ASSERT(c.peer_hz != 0);
+			FUZZ_ASSERT(synctcp_known_clock_hz(c.peer_hz));
+			FUZZ_ASSERT(!unfit || r == SYNCTCP_OTT_SKIP);
+			if (r == SYNCTCP_OTT_UNFIT) {
+				FUZZ_ASSERT(c.unfit);
+				unfit = true;
+				continue;
+			}
 			if (r == SYNCTCP_OTT_REBASED) {
 				FUZZ_ASSERT(ott == 0);
 				synctcp_qdelay_reset(&q);
+				max_qdelay = 0;
 			}
 			if (r == SYNCTCP_OTT_SKIP)
 				continue;
@@ -64,6 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 6:
 			/* a reset, or a new connection's inherited maximum */
 			synctcp_qdelay_reset(&q);
+			max_qdelay = 0;
 			if (op & 8)
 				synctcp_qdelay_inherit(&q, fuzz_u32(&in));
 			continue;
@@ -77,6 +87,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		r = synctcp_qdelay_sample_held(&q, ott, now64, bound,
 					       fuzz_u8(&in) & 1);
 		FUZZ_ASSERT(r == SYNCTCP_OTT_SKIP || synctcp_qdelay_valid(&q));
+		if (r == SYNCTCP_OTT_REBASED)
+			max_qdelay = 0;
+		FUZZ_ASSERT(q.max_qdelay_us >= max_qdelay);
+		max_qdelay = q.max_qdelay_us;
 		if (synctcp_qdelay_valid(&q)) {
 			FUZZ_ASSERT(q.qdelay_us <= q.max_qdelay_us);
 			FUZZ_ASSERT(q.min_ott_us <= q.max_ott_us);

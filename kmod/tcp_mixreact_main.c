@@ -24,12 +24,14 @@
  * RTOs and ECN are handled as Reno handles them.  The averages restart
  * after every RTO.
  *
- * The OTT source is the one tcp_sync uses (core/ott_glue.h): RFC 7323
+ * The OTT source and its pipeline are tcp_sync's (core/flow.c): RFC 7323
  * timestamps (the ACK's TSval against the send time of the newest segment
  * it acknowledges: forward OTT plus a constant offset, with the peer clock
- * rate estimated), else the per-ACK RTT.  The detector (core/syncmix.c)
- * and the reaction (core/mixreact.c) are kernel-independent and
- * unit-tested.
+ * rate estimated and required to fit a known rate), else the per-ACK RTT.
+ * The per-ACK decisions are kernel-independent cores shared with the
+ * user-space tests, fuzzers and bench: core/mixreact_cc.c (this
+ * algorithm), over core/syncmix.c (the detector) and core/mixreact.c (the
+ * reaction).  This file is the glue: the socket's state in, cwnd out.
  *
  * The state (about 190 bytes) does not fit in ICSK_CA_PRIV_SIZE, so init
  * allocates it, as tcp_cdg does; when that fails the connection is plain
@@ -57,37 +59,33 @@
  *    forged or broken sample could otherwise steer the flow for good.
  *  - With RFC 7323 timestamps, a TSval that jumps (or wraps after a long
  *    idle) against our clock by more than 2 s restarts the OTT base.
+ *  - Variant "paper" keeps what the measurement needs on Linux, as
+ *    tcp_sync's header lists (newest-segment OTT, held ACKs may not raise
+ *    the maximum, implausible samples dropped, the peer's clock rate must
+ *    fit a known one); its minimum OTT is of the whole connection.
  *  - Variant "best" (module parameter variant; "paper" is the dissertation's
  *    algorithm; docs/mixreact.md has the figures): Reno until the first
  *    loss (no pre-loss percentage rule); a decrease at most once per RTT,
- *    keeping at least cwnd * (1 - qdelay / srtt); while the queue drains,
- *    +25% per RTT below a quarter of the maximum, +1 segment at 25-50%, no
- *    growth at 50-75%; pacing, cwnd following the ACK path's delay, and
- *    the destination's learnt full-queue delay for a new connection, as
- *    tcp_sync.  Alone: 1.00 of Reno's goodput with 0.42 of its queue (1
- *    and 3 flows); under reverse load it keeps 0.96 of its goodput.
+ *    keeping at least cwnd * (1 - qdelay / srtt), and a decrease that the
+ *    hold blocks keeps cwnd (it does not continue an increase); while the
+ *    queue drains, +25% per RTT below a quarter of the maximum, +1 segment
+ *    at 25-50%, no growth at 50-75%; the minimum OTT of the last 30 to
+ *    60 s; pacing, cwnd following the ACK path's delay (bounded: see
+ *    tcp_sync), and the destination's learnt full-queue delay for a new
+ *    connection, as tcp_sync.  Alone: 1.00 of Reno's goodput with 0.42 of
+ *    its queue (1 and 3 flows); under reverse load it keeps 0.96 of its
+ *    goodput.
  */
 #include <linux/atomic.h>
+#include <linux/inet_diag.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/slab.h>
-#include <linux/inet_diag.h>
 #include <net/tcp.h>
 
-#include "core/ott.h"
-#include "core/ott_glue.h"
-#include "core/syncmix.h"
-#include "core/mixreact.h"
-#include "core/pcwnd.h"
-#include "core/revcomp.h"
-#include "core/synctcp_info.h"
-
-/* The algorithm core is kernel-independent C, shared with the unit tests. */
-#include "core/ott.c"
-#include "core/syncmix.c"
-#include "core/mixreact.c"
-#include "core/pcwnd.c"
-#include "core/revcomp.c"
+#include "core/mixreact_cc.h"
+#include "glue/glue.h"
+#include "glue/pathcache.h"
 
 /* Before the first loss, max qdelay below this (ms) gives no regions. */
 static unsigned int preloss_max_ms __read_mostly =
@@ -95,6 +93,9 @@ static unsigned int preloss_max_ms __read_mostly =
 
 /* OTT source of new connections (enum synctcp_source_mode). */
 static unsigned int source_mode __read_mostly = SYNCTCP_SOURCE_AUTO;
+
+/* Algorithm version of new connections (enum synctcp_variant). */
+static unsigned int variant __read_mostly = SYNCTCP_VARIANT_BEST;
 
 /* Connections that run as Reno because their state could not be allocated. */
 static atomic_t mixreact_alloc_failures = ATOMIC_INIT(0);
@@ -108,20 +109,6 @@ static const struct kernel_param_ops mixreact_preloss_ops = {
 	.set = mixreact_preloss_set,
 	.get = param_get_uint,
 };
-
-module_param_cb(preloss_max_ms, &mixreact_preloss_ops, &preloss_max_ms, 0644);
-MODULE_PARM_DESC(preloss_max_ms,
-		 "before the first loss, max queuing delay below this gives regions from the qdelay change (0-1000 ms, default 10)");
-
-module_param_cb(source, &synctcp_source_ops, &source_mode, 0644);
-MODULE_PARM_DESC(source,
-		 "OTT source of new connections: auto (one-way-timestamp option, else RFC 7323 timestamps, else RTT), ts or rtt");
-
-/* Algorithm version of new connections (enum synctcp_variant). */
-static unsigned int variant __read_mostly = SYNCTCP_VARIANT_BEST;
-module_param_cb(variant, &synctcp_variant_ops, &variant, 0644);
-MODULE_PARM_DESC(variant,
-		 "algorithm of new connections: best (default; docs/mixreact.md) or paper (the dissertation's)");
 
 static int mixreact_failures_set(const char *val, const struct kernel_param *kp)
 {
@@ -138,22 +125,21 @@ static const struct kernel_param_ops mixreact_failures_ops = {
 	.get = mixreact_failures_get,
 };
 
+module_param_cb(preloss_max_ms, &mixreact_preloss_ops, &preloss_max_ms, 0644);
+MODULE_PARM_DESC(preloss_max_ms,
+		 "before the first loss, max queuing delay below this gives regions from the qdelay change (0-1000 ms, default 10)");
+
+module_param_cb(source, &synctcp_source_ops, &source_mode, 0644);
+MODULE_PARM_DESC(source,
+		 "OTT source of new connections: auto (one-way-timestamp option, else RFC 7323 timestamps, else RTT), ts or rtt");
+
+module_param_cb(variant, &synctcp_variant_ops, &variant, 0644);
+MODULE_PARM_DESC(variant,
+		 "algorithm of new connections: best (default; docs/mixreact.md) or paper (the dissertation's)");
+
 module_param_cb(alloc_failures, &mixreact_failures_ops, NULL, 0444);
 MODULE_PARM_DESC(alloc_failures,
 		 "connections that ran as Reno because their state could not be allocated (read-only)");
-
-/* Per-connection state, allocated in init. */
-struct mixreact_state {
-	struct synctcp_tsclock clock;	/* RFC 7323 OTT sampler */
-	struct synctcp_qdelay q;	/* min/max OTT, queuing delay */
-	struct synctcp_syncmix detect;	/* SyncMix */
-	struct synctcp_mixreact react;	/* SyncMixReact */
-	struct synctcp_revcomp rev;	/* reverse-path compensation */
-	struct synctcp_pcwnd hold;	/* once per RTT, as SyncPcwnd's */
-	u8 source;			/* enum synctcp_ott_source */
-	u8 variant;			/* enum synctcp_variant */
-	bool fresh;			/* this ACK brought a new indication */
-};
 
 /*
  * What lives in icsk_ca_priv.
@@ -168,26 +154,9 @@ struct mixreact_state {
  * freed or foreign pointer.
  */
 struct mixreact {
-	struct mixreact_state *st;	/* NULL: behave as Reno */
+	struct synctcp_mix *st;		/* NULL: behave as Reno */
 	struct synctcp_mixreact_info diag; /* what get_info() reports */
 };
-
-/* The state; only under the socket lock (never in get_info()). */
-static struct mixreact_state *mixreact_state(const struct sock *sk)
-{
-	const struct mixreact *ca = inet_csk_ca(sk);
-
-	return ca->st;
-}
-
-static u8 mixreact_info_flags(const struct mixreact_state *st)
-{
-	return (st->q.loss_seen ? SYNCTCP_F_LOSS_SEEN : 0) |
-	       (synctcp_mixreact_is_decrease(st->react.action) ?
-		SYNCTCP_F_CONGESTED : 0) |
-	       (synctcp_tsclock_rate_known(&st->clock) ?
-			     SYNCTCP_F_RATE_KNOWN : 0);
-}
 
 /*
  * Copy the telemetry of the state into the private area, for get_info().
@@ -195,20 +164,21 @@ static u8 mixreact_info_flags(const struct mixreact_state *st)
  */
 static void mixreact_publish(struct mixreact *ca)
 {
-	const struct mixreact_state *st = ca->st;
+	const struct synctcp_mix *st = ca->st;
 	struct synctcp_mixreact_info *d = &ca->diag;
+	struct synctcp_info_hdr h = { .sti_module = SYNCTCP_MOD_MIXREACT };
 
-	WRITE_ONCE(d->hdr.sti_module, SYNCTCP_MOD_MIXREACT);
 	if (!st) {
+		h.sti_flags = SYNCTCP_F_NO_STATE;
+		WRITE_ONCE(d->hdr, h);
 		WRITE_ONCE(d->mix_flags, SYNCTCP_MIXF_NO_STATE);
 		return;
 	}
-	WRITE_ONCE(d->hdr.sti_source, st->source);
-	WRITE_ONCE(d->hdr.sti_flags, mixreact_info_flags(st));
-	WRITE_ONCE(d->hdr.sti_peer_clock, st->source == SYNCTCP_SRC_TS ?
-		   synctcp_clock_code(st->clock.peer_hz) : 0);
+	synctcp_info_hdr_fill(&h, SYNCTCP_MOD_MIXREACT, &st->flow,
+			      synctcp_mixreact_is_decrease(st->react.action));
+	WRITE_ONCE(d->hdr, h);
 	WRITE_ONCE(d->qdelay_avg_us, synctcp_syncmix_avg_us(&st->detect));
-	WRITE_ONCE(d->max_qdelay_us, st->q.max_qdelay_us);
+	WRITE_ONCE(d->max_qdelay_us, st->flow.q.max_qdelay_us);
 	WRITE_ONCE(d->trend, st->detect.trend);
 	WRITE_ONCE(d->region, st->detect.region);
 	WRITE_ONCE(d->action, st->react.action);
@@ -220,21 +190,16 @@ static void mixreact_publish(struct mixreact *ca)
 static void mixreact_init(struct sock *sk)
 {
 	struct mixreact *ca = inet_csk_ca(sk);
-	struct mixreact_state *st;
+	struct synctcp_mix *st;
 
 	st = kzalloc(sizeof(*st), GFP_NOWAIT | __GFP_NOWARN);
 	ca->st = st;
-	if (!st) {
+	if (st) {
+		synctcp_mix_init(st, READ_ONCE(variant));
+		synctcp_flow_start(sk, &st->flow);
+	} else {
 		atomic_inc(&mixreact_alloc_failures);
-		mixreact_publish(ca);
-		return;
 	}
-	synctcp_ott_init(tcp_sk(sk), &st->clock, &st->q);
-	st->variant = READ_ONCE(variant);
-	if (st->variant == SYNCTCP_VARIANT_BEST)
-		synctcp_best_init(sk, &st->q);
-	synctcp_syncmix_init(&st->detect);
-	synctcp_mixreact_reset(&st->react);
 	mixreact_publish(ca);
 }
 
@@ -249,108 +214,48 @@ static void mixreact_release(struct sock *sk)
 /* SyncMix: this ACK's queuing delay into the average and its trend. */
 static void mixreact_pkts_acked(struct sock *sk, const struct ack_sample *sample)
 {
-	struct mixreact_state *st = mixreact_state(sk);
-	enum synctcp_ott_result res;
-	bool first, best;
+	struct mixreact *ca = inet_csk_ca(sk);
+	struct synctcp_ack a;
+	u32 cwnd;
 
-	if (!st)
+	if (!ca->st)
 		return;
-	st->fresh = false;
-	first = !synctcp_qdelay_valid(&st->q);
-	best = st->variant == SYNCTCP_VARIANT_BEST;
-	res = synctcp_ack_qdelay(tcp_sk(sk), sample, READ_ONCE(source_mode),
-				 &st->clock, &st->q, &st->source);
-	if (res != SYNCTCP_OTT_SKIP) {
-		if (res == SYNCTCP_OTT_REBASED)
-			synctcp_syncmix_restart(&st->detect);
-		st->fresh = synctcp_syncmix_update(&st->detect, &st->q,
-						   READ_ONCE(preloss_max_ms) *
-						   USEC_PER_MSEC);
-		/*
-		 * Variant "best": Reno until the first loss has shown what
-		 * a full queue looks like (as tcp_sync does); the regions
-		 * of the percentage rule before it are the noise of the
-		 * timestamps' millisecond (docs/mixreact.md).
-		 */
-		if (best && !st->q.loss_seen)
-			st->fresh = false;
-		if (best && sample->rtt_us > 0 &&
-		    st->source != SYNCTCP_SRC_RTT)
-			synctcp_follow_reverse(sk, &st->rev, &st->q,
-					       sample->rtt_us,
-					       first ||
-					       res == SYNCTCP_OTT_REBASED);
-	}
+	synctcp_ack_fill(sk, sample, &a);
+	cwnd = synctcp_mix_on_ack(ca->st, &a, READ_ONCE(source_mode),
+				  READ_ONCE(preloss_max_ms) * USEC_PER_MSEC);
+	if (cwnd != a.cwnd)
+		tcp_snd_cwnd_set(tcp_sk(sk), cwnd);
 	/* also without a sample: the source and the clock rate may change */
-	mixreact_publish(inet_csk_ca(sk));
-}
-
-/*
- * Variant "best": while the queue shrinks but is still a quarter to three
- * quarters full, grow as Reno does (+1 segment per RTT) or not at all,
- * where the dissertation adds 25% and 10% of cwnd per RTT: those refill
- * the queue the decrease just drained (docs/mixreact.md has the figures).
- */
-static u8 mixreact_best_action(u8 a)
-{
-	switch (a) {
-	case SYNCTCP_MIXREACT_ADD_50PCT:
-		return SYNCTCP_MIXREACT_ADD_25PCT;
-	case SYNCTCP_MIXREACT_ADD_25PCT:
-		return SYNCTCP_MIXREACT_ADD_1;
-	case SYNCTCP_MIXREACT_ADD_10PCT:
-		return SYNCTCP_MIXREACT_KEEP;
-	default:
-		return a;
-	}
+	mixreact_publish(ca);
 }
 
 /* SyncMixReact: act on a new indication, else continue the one in force. */
 static void mixreact_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 {
-	struct mixreact_state *st = mixreact_state(sk);
+	struct mixreact *ca = inet_csk_ca(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
-	struct synctcp_cwnd w;
+	struct synctcp_cwnd w = {
+		.cwnd = tcp_snd_cwnd(tp),
+		.ssthresh = tp->snd_ssthresh,
+	};
+	bool fresh;
 
-	if (!st) {
+	if (!ca->st) {
 		tcp_reno_cong_avoid(sk, ack, acked);
 		return;
 	}
-	w.cwnd = tcp_snd_cwnd(tp);
-	w.ssthresh = tp->snd_ssthresh;
-	if (st->fresh) {
-		u8 a = synctcp_mixreact_action_of(st->detect.trend,
-						  st->detect.region);
-		u32 keep_min = 0;
-
-		st->fresh = false;
-		if (st->variant == SYNCTCP_VARIANT_BEST) {
-			a = mixreact_best_action(a);
-			if (synctcp_mixreact_is_decrease(a)) {
-				/* at most once per RTT, as SyncPcwnd */
-				if (!synctcp_pcwnd_may_reduce(&st->hold,
-							      tp->snd_una))
-					goto grow;
-				/* never deeper than the forward queue's share */
-				keep_min = synctcp_pcwnd_keep(st->q.qdelay_us,
-							      tp->srtt_us >> 3);
-				synctcp_pcwnd_hold(&st->hold, tp->snd_nxt);
-			}
-		}
-		synctcp_mixreact_apply(&st->react, a, &w, tp->snd_cwnd_clamp,
-				       keep_min);
-		mixreact_publish(inet_csk_ca(sk));
-	}
-grow:
-	if (synctcp_mixreact_follows_reno(&st->react)) {
+	fresh = ca->st->fresh;
+	if (synctcp_mix_cong_avoid(ca->st, tp->snd_una, tp->snd_nxt,
+				   tp->srtt_us >> 3, acked,
+				   tcp_is_cwnd_limited(sk), tp->snd_cwnd_clamp,
+				   &w)) {
 		tcp_reno_cong_avoid(sk, ack, acked);
-		return;
+	} else {
+		tcp_snd_cwnd_set(tp, w.cwnd);
+		tp->snd_ssthresh = w.ssthresh;
 	}
-	if (tcp_is_cwnd_limited(sk))
-		synctcp_mixreact_grow(&st->react, acked, &w,
-				      tp->snd_cwnd_clamp);
-	tcp_snd_cwnd_set(tp, w.cwnd);
-	tp->snd_ssthresh = w.ssthresh;
+	if (fresh)
+		mixreact_publish(ca);
 }
 
 /*
@@ -359,40 +264,34 @@ grow:
  */
 static void mixreact_set_state(struct sock *sk, u8 new_state)
 {
-	struct mixreact_state *st = mixreact_state(sk);
+	struct mixreact *ca = inet_csk_ca(sk);
 
-	if (!st)
+	if (!ca->st)
 		return;
 	switch (new_state) {
 	case TCP_CA_Loss:
-		synctcp_syncmix_restart(&st->detect);
-		fallthrough;
 	case TCP_CA_Recovery:
-		synctcp_qdelay_on_loss(&st->q);
-		if (st->variant == SYNCTCP_VARIANT_BEST)
-			synctcp_best_on_loss(sk, &st->q);
-		fallthrough;
+		synctcp_mix_on_loss(ca->st, new_state == TCP_CA_Loss);
+		synctcp_flow_loss(sk, &ca->st->flow);
+		break;
 	case TCP_CA_CWR:
-		synctcp_mixreact_reset(&st->react);
-		st->fresh = false;
-		mixreact_publish(inet_csk_ca(sk));
+		synctcp_mix_on_cwr(ca->st);
 		break;
 	default:
-		break;
+		return;
 	}
+	mixreact_publish(ca);
 }
 
 /* After an idle period the average is as out of date as after an RTO. */
 static void mixreact_cwnd_event(struct sock *sk, enum tcp_ca_event ev)
 {
-	struct mixreact_state *st = mixreact_state(sk);
+	struct mixreact *ca = inet_csk_ca(sk);
 
-	if (!st || ev != CA_EVENT_CWND_RESTART)
+	if (!ca->st || ev != CA_EVENT_CWND_RESTART)
 		return;
-	synctcp_syncmix_restart(&st->detect);
-	synctcp_mixreact_reset(&st->react);
-	st->fresh = false;
-	mixreact_publish(inet_csk_ca(sk));
+	synctcp_mix_restart(ca->st);
+	mixreact_publish(ca);
 }
 
 /*
@@ -412,10 +311,8 @@ static size_t mixreact_get_info(struct sock *sk, u32 ext, int *attr,
 		return 0;
 
 	memset(mi, 0, sizeof(*mi));
+	mi->hdr = READ_ONCE(d->hdr);
 	mi->hdr.sti_module = SYNCTCP_MOD_MIXREACT;
-	mi->hdr.sti_source = READ_ONCE(d->hdr.sti_source);
-	mi->hdr.sti_flags = READ_ONCE(d->hdr.sti_flags);
-	mi->hdr.sti_peer_clock = READ_ONCE(d->hdr.sti_peer_clock);
 	mi->qdelay_avg_us = READ_ONCE(d->qdelay_avg_us);
 	mi->max_qdelay_us = READ_ONCE(d->max_qdelay_us);
 	mi->trend = READ_ONCE(d->trend);
@@ -444,13 +341,22 @@ static struct tcp_congestion_ops tcp_mixreact __read_mostly = {
 
 static int __init mixreact_register(void)
 {
+	int err;
+
 	BUILD_BUG_ON(sizeof(struct mixreact) > ICSK_CA_PRIV_SIZE);
-	return tcp_register_congestion_control(&tcp_mixreact);
+	err = synctcp_pathcache_register();
+	if (err)
+		return err;
+	err = tcp_register_congestion_control(&tcp_mixreact);
+	if (err)
+		synctcp_pathcache_unregister();
+	return err;
 }
 
 static void __exit mixreact_unregister(void)
 {
 	tcp_unregister_congestion_control(&tcp_mixreact);
+	synctcp_pathcache_unregister();
 }
 
 module_init(mixreact_register);
@@ -459,4 +365,4 @@ module_exit(mixreact_unregister);
 MODULE_AUTHOR("synctcp developers");
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("Sync-TCP(MixReact): trend of the averaged one-way queuing delay (Weigle 2003)");
-MODULE_VERSION("0.1.0");
+MODULE_VERSION("0.2.0");

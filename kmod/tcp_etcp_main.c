@@ -84,9 +84,6 @@
 #include "core/etcp.h"
 #include "core/synctcp_info.h"
 
-/* The algorithm core is kernel-independent C, shared with the unit tests. */
-#include "core/etcp.c"
-
 /* Gain b: W grows one packet per b packets acknowledged. */
 static unsigned int etcp_b __read_mostly = ETCP_B_DEFAULT;
 /* Loss floor p0, parts per million of a packet loss probability. */
@@ -381,4 +378,4 @@ module_exit(etcp_unregister);
 MODULE_AUTHOR("synctcp developers");
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("E-TCP: loss-floor congestion control for small buffers (Gu, Towsley, Hollot, Zhang)");
-MODULE_VERSION("0.1.0");
+MODULE_VERSION("0.2.0");

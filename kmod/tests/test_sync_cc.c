@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tcp_sync's per-connection decisions (core/sync_cc.c): what variant
+ * "paper" runs is the dissertation's algorithm (issue 28, 7), and the
+ * estimator's maximum never decreases.
+ */
+#include "harness.h"
+#include "sync_cc.h"
+#include "pqlen.h"
+
+/* Give the connection a learnt maximum of @max_us and a loss. */
+static void learnt(struct synctcp_sync *s, u32 max_us)
+{
+	synctcp_qdelay_sample(&s->flow.q, 100000, 0, 0);
+	synctcp_qdelay_sample(&s->flow.q, 100000 + max_us, 1000, 0);
+	synctcp_sync_on_loss(s, 0);
+	s->flow.q.qdelay_us = max_us;	/* a full queue now */
+	s->signal = synctcp_pqlen_congested(&s->flow.q, 50);
+}
+
+/*
+ * "Loss handling is Reno's": a loss right after a delay cut halves again
+ * in variant "paper"; variant "best" counts the episode once.
+ */
+TEST(paper_halves_on_a_loss_after_a_cut)
+{
+	struct synctcp_sync s;
+	struct synctcp_cwnd w = { .cwnd = 100, .ssthresh = 1000 };
+
+	synctcp_sync_init(&s, SYNCTCP_VARIANT_PAPER);
+	learnt(&s, 50000);
+	CHECK_EQ(synctcp_sync_react(&s, 1000, 200000, 100000, &w),
+		 SYNCTCP_PCWND_HALVED);
+	CHECK_EQ(w.cwnd, 50);
+	CHECK_EQ(synctcp_sync_ssthresh(&s, 1000, w.cwnd), 25);
+
+	synctcp_sync_init(&s, SYNCTCP_VARIANT_BEST);
+	learnt(&s, 50000);
+	w = (struct synctcp_cwnd){ .cwnd = 100, .ssthresh = 1000 };
+	CHECK_EQ(synctcp_sync_react(&s, 1000, 200000, 100000, &w),
+		 SYNCTCP_PCWND_HALVED);
+	CHECK_EQ(synctcp_sync_ssthresh(&s, 1000, w.cwnd), w.cwnd);
+}
+
+/* Variant "paper": loss recovery starts no hold on delay cuts. */
+TEST(paper_recovery_does_not_hold_delay_cuts)
+{
+	struct synctcp_sync s;
+	struct synctcp_cwnd w = { .cwnd = 100, .ssthresh = 1000 };
+
+	synctcp_sync_init(&s, SYNCTCP_VARIANT_PAPER);
+	learnt(&s, 50000);
+	synctcp_sync_on_loss(&s, 500000);	/* recovery until 500000 */
+	CHECK_EQ(synctcp_sync_react(&s, 1000, 600000, 100000, &w),
+		 SYNCTCP_PCWND_HALVED);
+
+	synctcp_sync_init(&s, SYNCTCP_VARIANT_BEST);
+	learnt(&s, 50000);
+	synctcp_sync_on_loss(&s, 500000);
+	w = (struct synctcp_cwnd){ .cwnd = 100, .ssthresh = 1000 };
+	CHECK_EQ(synctcp_sync_react(&s, 1000, 600000, 100000, &w),
+		 SYNCTCP_PCWND_HOLD);
+}
+
+/*
+ * Issue 28, 7: a standing queue that never drains (10 ms on top of a
+ * 50 ms full-queue maximum).  b0ac820's windowed minimum aged upwards and
+ * took the maximum down with it, 50 -> 40 ms in 70 s, against the
+ * dissertation's "never decrease".  Variant "paper" keeps the all-time
+ * minimum; "best" ages the minimum but keeps the maximum.
+ */
+TEST(maximum_never_decreases_under_a_standing_queue)
+{
+	static const u8 variants[] = { SYNCTCP_VARIANT_PAPER, SYNCTCP_VARIANT_BEST };
+	u32 v;
+
+	for (v = 0; v < 2; v++) {
+		struct synctcp_sync s;
+		u64 t;
+
+		synctcp_sync_init(&s, variants[v]);
+		synctcp_qdelay_sample(&s.flow.q, 20000, 0, 0);	/* empty queue */
+		synctcp_qdelay_sample(&s.flow.q, 70000, 1000, 0);	/* full */
+		CHECK_EQ(s.flow.q.max_qdelay_us, 50000);
+		/* 70 s of a queue between 10 and 45 ms, never empty */
+		for (t = 1; t <= 70000; t++)
+			synctcp_qdelay_sample(&s.flow.q, 30000 + (t * 37) % 35000,
+					      t * 1000 + 1000, 0);
+		CHECK_EQ(s.flow.q.max_qdelay_us, 50000);
+		if (variants[v] == SYNCTCP_VARIANT_PAPER)
+			CHECK_EQ(s.flow.q.min_ott_us, 20000);
+		else
+			CHECK(s.flow.q.min_ott_us >= 30000);
+		CHECK(s.flow.q.qdelay_us <= s.flow.q.max_qdelay_us);
+	}
+}
+
+/* Variant "best" cuts by the forward queue's share of the RTT. */
+TEST(best_cut_keeps_what_drains_the_forward_queue)
+{
+	struct synctcp_sync s;
+	struct synctcp_cwnd w = { .cwnd = 100, .ssthresh = 1000 };
+
+	synctcp_sync_init(&s, SYNCTCP_VARIANT_BEST);
+	learnt(&s, 40000);
+	s.flow.q.qdelay_us = 25000;
+	s.signal = true;
+	CHECK_EQ(synctcp_sync_react(&s, 1000, 200000, 100000, &w),
+		 SYNCTCP_PCWND_HALVED);
+	CHECK_EQ(w.cwnd, 75);	/* 100 * (1 - 25 / 100) */
+}
+
+static const struct harness_test tests[] = {
+	T(paper_halves_on_a_loss_after_a_cut),
+	T(paper_recovery_does_not_hold_delay_cuts),
+	T(maximum_never_decreases_under_a_standing_queue),
+	T(best_cut_keeps_what_drains_the_forward_queue),
+};
+
+HARNESS_MAIN("sync_cc", tests)
