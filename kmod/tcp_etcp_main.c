@@ -53,9 +53,13 @@
  *    of them at 250 Mbit/s, more than a 20-packet buffer holds.  burst_segs
  *    (default 1) caps the connection's GSO packets (sk_gso_max_segs), so
  *    packets are paced one by one as in the paper; 0 leaves Linux's sizing.
- *    The cap is applied at init and on every ACK (a route change resets
- *    it), and the route's own limit is given back when the socket leaves
- *    E-TCP.
+ *    The cap is the route's own limit capped by burst_segs, applied at
+ *    init and on every ACK, so a changed burst_segs reaches running
+ *    connections and a route change (which resets the limit) is capped
+ *    again at the next ACK; GSO packets sent between the two are sized by
+ *    Linux (docs/etcp.md: closing that window with sk_pacing_shift cost 2
+ *    points of utilization through TCP Small Queues).  The route's limit is
+ *    given back when the socket leaves E-TCP.
  *
  * Notable differences from the paper:
  *  - Loss detection is Linux's (SACK scoreboard, RACK-TLP, RTO), not the
@@ -148,6 +152,7 @@ MODULE_PARM_DESC(burst_segs,
 /* Per-connection state; must fit in ICSK_CA_PRIV_SIZE. */
 struct etcp_ca {
 	struct etcp core;	/* W, phase, undo point, counters */
+	struct etcp_gso gso;	/* the route's GSO limit and ours */
 	u32 lost_seen;		/* tp->lost already counted */
 };
 
@@ -170,10 +175,12 @@ static void etcp_set_pacing_rate(struct sock *sk)
 		WRITE_ONCE(sk->sk_pacing_rate, rate);
 }
 
-/* GSO packets of at most burst_segs segments (only ever lowers the limit). */
+/* GSO packets of at most burst_segs segments: the route's limit, capped. */
 static void etcp_cap_burst(struct sock *sk)
 {
-	u32 segs = etcp_gso_segs(sk->sk_gso_max_segs, READ_ONCE(etcp_burst_segs));
+	struct etcp_ca *ca = inet_csk_ca(sk);
+	u32 segs = etcp_gso_limit(&ca->gso, sk->sk_gso_max_segs,
+				  READ_ONCE(etcp_burst_segs));
 
 	if (segs != sk->sk_gso_max_segs)
 		sk->sk_gso_max_segs = segs;
@@ -185,6 +192,7 @@ static void etcp_init(struct sock *sk)
 	struct etcp_ca *ca = inet_csk_ca(sk);
 
 	etcp_start(&ca->core, tcp_snd_cwnd(tp), tcp_in_slow_start(tp));
+	ca->gso = (struct etcp_gso){ 0 };
 	ca->lost_seen = tp->lost;
 	etcp_set_pacing_rate(sk);
 	cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE, SK_PACING_NEEDED);
@@ -194,15 +202,10 @@ static void etcp_init(struct sock *sk)
 /* The socket leaves E-TCP: its GSO packets take the route's limit again. */
 static void etcp_release(struct sock *sk)
 {
-	struct dst_entry *dst;
+	struct etcp_ca *ca = inet_csk_ca(sk);
 
-	if (!sk_can_gso(sk))
-		return;
-	dst = sk_dst_get(sk);
-	if (dst) {
-		sk->sk_gso_max_segs = max_t(u32, READ_ONCE(dst->dev->gso_max_segs), 1);
-		dst_release(dst);
-	}
+	if (ca->gso.route_segs && sk->sk_gso_max_segs == ca->gso.applied_segs)
+		sk->sk_gso_max_segs = ca->gso.route_segs;
 }
 
 /*
@@ -238,7 +241,16 @@ static void etcp_main(struct sock *sk, const struct rate_sample *rs)
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct etcp_ca *ca = inet_csk_ca(sk);
 	struct etcp_params p;
-	struct etcp_ack a = {
+	struct etcp_ack a;
+	u32 cwnd;
+
+	/*
+	 * The SYN-ACK's ACK runs cong_control before tcp_init_transfer() has
+	 * set the initial window and called init(): nothing to do yet.
+	 */
+	if (!inet_csk(sk)->icsk_ca_initialized)
+		return;
+	a = (struct etcp_ack){
 		.acked = rs->acked_sacked,
 		.losses = etcp_new_losses(sk),
 		.snd_una = tp->snd_una,
@@ -246,8 +258,6 @@ static void etcp_main(struct sock *sk, const struct rate_sample *rs)
 		.w_clamp = tp->snd_cwnd_clamp,
 		.may_grow = etcp_window_used(sk, rs),
 	};
-	u32 cwnd;
-
 	etcp_params_now(&p);
 	etcp_on_ack(&ca->core, &p, &a);
 	cwnd = etcp_cwnd(&ca->core);

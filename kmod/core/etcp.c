@@ -18,15 +18,25 @@ bool etcp_burst_segs_valid(u32 segs)
 }
 
 /**
- * etcp_gso_segs - the segments a GSO packet of the connection may hold
- * @cur: its limit now (the route's, or one this function gave)
+ * etcp_gso_limit - the segments a GSO packet of the connection may hold
+ * @g: the connection's record of its limits
+ * @cur: its limit now (sk_gso_max_segs)
  * @burst_segs: the cap, 0 for none
  *
- * Only ever lowers @cur: a route that allows fewer segments keeps its limit.
+ * A limit that is not the one applied last was set by the stack (the
+ * route's, at first or after a route change): it is the route's from then
+ * on.  The result is the route's limit capped by @burst_segs, whatever was
+ * applied before, so a raised cap reaches the connection too.
+ *
+ * Return: the limit to apply.
  */
-u32 etcp_gso_segs(u32 cur, u32 burst_segs)
+u32 etcp_gso_limit(struct etcp_gso *g, u32 cur, u32 burst_segs)
 {
-	return burst_segs && burst_segs < cur ? burst_segs : cur;
+	if (!g->route_segs || cur != g->applied_segs)
+		g->route_segs = cur;
+	g->applied_segs = burst_segs && burst_segs < g->route_segs ?
+			  burst_segs : g->route_segs;
+	return g->applied_segs;
 }
 
 /**

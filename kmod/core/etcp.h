@@ -101,7 +101,19 @@ struct etcp {
 bool etcp_b_valid(u32 b);
 bool etcp_p0_ppm_valid(u32 p0_ppm);
 bool etcp_burst_segs_valid(u32 segs);
-u32 etcp_gso_segs(u32 cur, u32 burst_segs);
+
+/*
+ * A connection's GSO limit under burst_segs: the route's own limit (as last
+ * seen: the stack resets sk_gso_max_segs to it on a route change) capped by
+ * burst_segs, so that raising burst_segs at run time reaches existing
+ * connections and a reset is capped again.
+ */
+struct etcp_gso {
+	u32 route_segs;		/* the route's limit, 0: not seen yet */
+	u32 applied_segs;	/* the limit last applied */
+};
+
+u32 etcp_gso_limit(struct etcp_gso *g, u32 cur, u32 burst_segs);
 
 void etcp_start(struct etcp *e, u32 cwnd, bool slow_start);
 u64 etcp_loss_decrement(u64 w, const struct etcp_params *p);

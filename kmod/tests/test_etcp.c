@@ -408,19 +408,53 @@ TEST(parameters_need_b_positive_and_p0_between_0_and_1)
 	CHECK(!etcp_p0_ppm_valid(~0U));
 }
 
-TEST(burst_cap_only_lowers_the_routes_segments)
+TEST(burst_segs_are_validated)
 {
 	CHECK(etcp_burst_segs_valid(0));
 	CHECK(etcp_burst_segs_valid(ETCP_BURST_SEGS_DEFAULT));
 	CHECK(etcp_burst_segs_valid(ETCP_BURST_SEGS_MAX));
 	CHECK(!etcp_burst_segs_valid(ETCP_BURST_SEGS_MAX + 1));
 	CHECK(!etcp_burst_segs_valid(~0U));
-	CHECK_EQ(etcp_gso_segs(65535, 1), 1);
-	CHECK_EQ(etcp_gso_segs(65535, 64), 64);
-	CHECK_EQ(etcp_gso_segs(65535, 0), 65535);	/* no cap */
-	CHECK_EQ(etcp_gso_segs(1, 4), 1);		/* no GSO on the route */
-	CHECK_EQ(etcp_gso_segs(4, 4), 4);
-	CHECK_EQ(etcp_gso_segs(8, 4), 4);
+}
+
+/* The cap never raises the route's own limit, and 0 is no cap. */
+TEST(burst_cap_never_raises_the_routes_segments)
+{
+	struct etcp_gso g = { 0 };
+
+	CHECK_EQ(etcp_gso_limit(&g, 65535, 1), 1);
+	g = (struct etcp_gso){ 0 };
+	CHECK_EQ(etcp_gso_limit(&g, 65535, 64), 64);
+	g = (struct etcp_gso){ 0 };
+	CHECK_EQ(etcp_gso_limit(&g, 65535, 0), 65535);
+	g = (struct etcp_gso){ 0 };
+	CHECK_EQ(etcp_gso_limit(&g, 16, 64), 16);
+}
+
+/*
+ * Issue 28, 8: b0ac820 capped the connection's current limit, which it had
+ * lowered itself: burst_segs raised at run time never reached a running
+ * connection.  And a route change resets the limit: it is capped again.
+ */
+TEST(raised_cap_reaches_a_running_connection)
+{
+	struct etcp_gso g = { 0 };
+	u32 cur;
+
+	cur = etcp_gso_limit(&g, 65535, 1);
+	CHECK_EQ(cur, 1);
+	cur = etcp_gso_limit(&g, cur, 8);	/* burst_segs 1 -> 8 */
+	CHECK_EQ(cur, 8);
+	cur = etcp_gso_limit(&g, cur, 0);	/* 8 -> no cap: the route's */
+	CHECK_EQ(cur, 65535);
+	cur = etcp_gso_limit(&g, cur, 2);
+	CHECK_EQ(cur, 2);
+	/* a route change: the stack sets the new route's limit */
+	cur = etcp_gso_limit(&g, 32, 2);
+	CHECK_EQ(cur, 2);
+	CHECK_EQ(g.route_segs, 32);
+	cur = etcp_gso_limit(&g, cur, 0);
+	CHECK_EQ(cur, 32);
 }
 
 /* splitmix64: a deterministic PRNG for the loss simulation. */
@@ -515,7 +549,9 @@ static const struct harness_test tests[] = {
 	T(undo_of_the_first_loss_resumes_slow_start),
 	T(pacing_rate_is_W_mss_per_srtt),
 	T(parameters_need_b_positive_and_p0_between_0_and_1),
-	T(burst_cap_only_lowers_the_routes_segments),
+	T(burst_segs_are_validated),
+	T(burst_cap_never_raises_the_routes_segments),
+	T(raised_cap_reaches_a_running_connection),
 	T(equilibrium_window_is_2_over_p_minus_p0_within_10pct),
 };
 

@@ -188,3 +188,71 @@ def test_etcp_paced_packet_by_packet_fills_a_fast_link_with_a_small_buffer(
     # either way E-TCP settles where the buffer loses about p0 = 1%
     for q in res.values():
         assert 0.8 <= q.drop_pct <= 1.5
+
+
+@pytest.mark.heavy
+def test_burst_segs_changed_at_run_time_reaches_a_running_connection(
+        module_loaded: str) -> None:
+    """Issue 28, 8: b0ac820 only ever lowered a connection's GSO limit, so a
+    burst_segs raised at run time never reached a running connection.  One
+    E-TCP flow at 500 Mbit/s, 100 ms, 20 packets: paced packet by packet
+    (burst_segs=1) for 6 s, then burst_segs=0 (Linux's ~1 ms GSO packets,
+    which this buffer cannot take): the same connection must lose its
+    packet-by-packet pacing, and get it back when burst_segs is 1 again."""
+    if inside_instance() != "uml":
+        pytest.skip("500 Mbit/s on simulated time only (UML: make kernel-test)")
+    import struct
+    import threading
+
+    from conftest import drain, pump
+    from synctcp_testbed.qdisc import QueueSpec
+    from synctcp_testbed.topology import dumbbell, in_netns
+
+    topo = dumbbell([100.0], rate_mbit=500, queue=QueueSpec("droptail", 20), prefix="eb")
+    info_fmt = struct.Struct("<8B24I3Q")
+    try:
+        topo.build()
+        for node in ("s1", "r1"):
+            sh("ip", "netns", "exec", topo.ns(node), "sysctl", "-qw",
+               "net.ipv4.tcp_rmem=4096 131072 33554432", "net.ipv4.tcp_wmem=4096 16384 33554432")
+        (PARAMS / "burst_segs").write_text("1")
+        with in_netns(topo.ns("r1")):
+            lsock = socket.socket()
+        lsock.bind((topo.addr("r1"), 5650))
+        lsock.listen(1)
+        with in_netns(topo.ns("s1")):
+            snd = socket.socket()
+        snd.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, b"etcp")
+        snd.settimeout(0.5)
+        snd.connect((topo.addr("r1"), 5650))
+        rcv, _ = lsock.accept()
+        rcv.settimeout(1.0)
+        closing = threading.Event()
+        threads = [threading.Thread(target=pump, args=(snd, closing), daemon=True),
+                   threading.Thread(target=drain, args=(rcv, closing), daemon=True)]
+        for t in threads:
+            t.start()
+
+        def acked() -> int:
+            raw = snd.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, info_fmt.size)
+            return info_fmt.unpack_from(raw)[8 + 24 + 2]
+
+        phases = []
+        for segs, secs in (("1", 6.0), ("0", 6.0), ("1", 6.0)):
+            (PARAMS / "burst_segs").write_text(segs)
+            time.sleep(2.0)                      # the flow settles on its new pacing
+            a0, t0 = acked(), time.monotonic()
+            time.sleep(secs - 2.0)
+            phases.append((acked() - a0) * 8 / (time.monotonic() - t0) / 500e6)
+        closing.set()
+        for s in (snd, rcv):
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            s.close()
+        lsock.close()
+    finally:
+        (PARAMS / "burst_segs").write_text("1")
+        topo.teardown()
+    print(f"goodput / link: burst_segs 1 {phases[0]:.3f}, then 0 {phases[1]:.3f}, "
+          f"then 1 {phases[2]:.3f}")
+    assert phases[0] > 0.8 and phases[2] > 0.8
+    assert phases[1] < 0.75, "burst_segs=0 did not reach the running connection"
