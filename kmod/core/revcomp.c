@@ -59,6 +59,12 @@ static u32 synctcp_revcomp_scale(struct synctcp_revcomp *r,
 	/* B moves too: a smaller reverse queue never raises the factor */
 	factor = rise ? max_t(u64, factor, r->factor) :
 			min_t(u64, factor, r->factor);
+	if (factor == r->factor) {
+		r->applied_us = target;
+		if (!target)
+			r->withdraw = 0;
+		return cwnd;
+	}
 
 	w = ((u64)cwnd << SYNCTCP_REVCOMP_FRAC_SHIFT) + r->frac;
 	if (!w)
@@ -83,13 +89,15 @@ static u32 synctcp_revcomp_scale(struct synctcp_revcomp *r,
 	next = (scaled + (1U << (SYNCTCP_REVCOMP_FRAC_SHIFT - 1))) >>
 	       SYNCTCP_REVCOMP_FRAC_SHIFT;
 	min_cwnd = min_t(u32, cwnd, SYNCTCP_REVCOMP_MIN_CWND);
-	next = clamp_t(u64, next, min_cwnd, in->clamp);
+	next = clamp_t(u64, next, min_cwnd, max_t(u32, in->clamp, 1));
+	if (!rise)		/* rounding never turns a fall into a rise */
+		next = min_t(u64, next, cwnd);
 	r->applied_us = target;
 	r->factor = factor;
 	r->frac = (s32)clamp_t(s64, (s64)scaled -
 			       (s64)(next << SYNCTCP_REVCOMP_FRAC_SHIFT),
 			       -(1 << (SYNCTCP_REVCOMP_FRAC_SHIFT - 1)),
-			       1 << (SYNCTCP_REVCOMP_FRAC_SHIFT - 1));
+			       (1 << (SYNCTCP_REVCOMP_FRAC_SHIFT - 1)) - 1);
 	if (!target)
 		r->withdraw = 0;
 	return (u32)next;
@@ -104,8 +112,6 @@ static void synctcp_revcomp_reference(struct synctcp_revcomp *r,
 	r->min_us = 0;
 	r->win_min_us = 0;
 	r->win_start = (u32)(in->now_us >> 10);
-	r->round_seq = in->snd_nxt;
-	r->round_min_us = U32_MAX;
 	r->started = 1;
 	if (r->applied_us)
 		r->withdraw = 1;
@@ -118,9 +124,11 @@ static void synctcp_revcomp_reference(struct synctcp_revcomp *r,
  *
  * The reverse queue is the ACK's reverse delay (RTT - OTT) over the
  * smallest of the last 30 to 60 s, at most what the RTT shows over its
- * minimum.  Once a round trip, its smallest value becomes the target that
- * cwnd is scaled to (synctcp_revcomp_scale()); while a restart is pending
- * the target is no queue.
+ * minimum: the target that cwnd is scaled to (synctcp_revcomp_scale()),
+ * against the reference, so a change and its undoing cancel exactly;
+ * while a restart is pending the target is no queue.  (Once a round trip,
+ * from the round's smallest value, lagged the queue's swings: on
+ * reverse-path-10 sync kept 0.87 of its goodput, 1.00 per ACK.)
  *
  * Return: the new cwnd (@in->cwnd when it does not change).
  */
@@ -129,7 +137,7 @@ u32 synctcp_revcomp_update(struct synctcp_revcomp *r,
 {
 	s64 rev = (s64)in->rtt_us - in->ott_us;
 	u32 now = (u32)(in->now_us >> 10);
-	u32 rq, queue, target;
+	u32 rq, queue;
 	s64 rel;
 
 	rel = rev - r->ref_us;
@@ -152,13 +160,7 @@ u32 synctcp_revcomp_update(struct synctcp_revcomp *r,
 	queue = in->min_rtt_us && in->rtt_us > in->min_rtt_us ?
 		in->rtt_us - in->min_rtt_us : 0;
 	rq = min_t(u32, rq, queue);
-	r->round_min_us = min_t(u32, r->round_min_us, rq);
-	if (before(in->snd_una, r->round_seq))
-		return in->cwnd;
-	target = r->withdraw ? 0 : r->round_min_us;
-	r->round_min_us = U32_MAX;
-	r->round_seq = in->snd_nxt;
-	return synctcp_revcomp_scale(r, in, target);
+	return synctcp_revcomp_scale(r, in, r->withdraw ? 0 : rq);
 }
 
 /**

@@ -15,11 +15,11 @@
  * round trip (srtt less the reverse queue) and r the ACK path's queuing
  * delay, so that cwnd / RTT stays what the forward congestion control set:
  *
- *   r        = the smallest (rev - min rev) of the last round trip, and
- *              at most (RTT - min RTT): the ACK path cannot hold more
- *              queue than the round trip shows
+ *   r        = rev - min rev (min of the last 30 to 60 s), and at most
+ *              RTT - min RTT: the ACK path cannot hold more queue than the
+ *              round trip shows
  *   applied  = the r that cwnd is scaled for now, by the factor F
- *   per round trip, if |r - applied| >= one tick of the OTT source:
+ *   per ACK, if |r - applied| >= one tick of the OTT source:
  *              F' = (B + r) / B;  cwnd = cwnd * F' / F;  applied = r
  *
  * It is applied against that reference, not step by step: cwnd / F is
@@ -30,8 +30,8 @@
  * step-wise scaling multiplied cwnd by rtt^2 / (rtt^2 - d^2) per jitter
  * cycle, to 2 * 10^9 segments).  And it is bounded:
  *
- *  - a rise needs the flow to be cwnd-limited, and leaves cwnd at most
- *    twice the largest flight of the last round trip;
+ *  - a rise needs the flow to be cwnd-limited and TCP_CA_Open, and
+ *    leaves cwnd at most twice the largest flight of the last round trip;
  *  - the total factor is at most SYNCTCP_REVCOMP_MAX_FACTOR;
  *  - r never exceeds what the RTT itself shows (RTT - min RTT): a peer
  *    whose TSvals drift cannot fake a reverse queue the round trip does
@@ -80,8 +80,6 @@ struct synctcp_revcomp {
 	s32 min_us;		/* smallest reverse delay, relative to ref_us */
 	s32 win_min_us;		/* smallest in the current window */
 	u32 win_start;		/* local time the window began, us >> 10 */
-	u32 round_seq;		/* the round trip ends when snd_una passes this */
-	u32 round_min_us;	/* smallest reverse queue seen this round */
 	u32 applied_us;		/* the reverse queue cwnd is scaled for */
 	u64 factor;		/* the factor that is, SYNCTCP_REVCOMP_ONE = 1 */
 	s32 frac;		/* cwnd's distance from the scaled window,

@@ -11,6 +11,8 @@ from typing import Any, Iterator, Optional, Tuple
 
 import pytest
 
+import synctcp
+
 from conftest import AVAILABLE_CC, KMOD, SYSCTL_CC, TCP_CONGESTION, is_loaded, unload_when_idle
 from synctcp.cli import main
 from synctcp.modctl import CC_MODULES
@@ -59,8 +61,9 @@ def test_load_with_a_parameter_allow_and_list(clean: None, capsys: pytest.Captur
         rc, st, _ = cli(capsys, cmd, "--json")
         assert rc == 0 and st["module_support"]["ok"]
         m = st["modules"]["sync"]
-        assert m["loaded"] and m["version"] == "0.1.0" and m["refcnt"] == 0
-        assert m["params"] == {"source": "auto", "thresh_pct": "60", "variant": "best"}
+        assert m["loaded"] and m["version"] == synctcp.__version__ and m["refcnt"] == 0
+        assert m["params"] == {"alloc_failures": "0", "source": "auto", "thresh_pct": "60",
+                               "variant": "best"}
         assert m["available"] and m["allowed"] and not m["default"]
         assert not st["modules"]["etcp"]["loaded"]
 
