@@ -31,8 +31,8 @@ from typing import Any, Dict, List, Optional, Sequence
 from rich.console import Console
 from rich.table import Table
 
-from .stats import groups
-from .stats import text as _cell
+from .analysis.stats import groups
+from .analysis.stats import text as _cell
 
 #: preset -> (duration s, warm-up s, seeds) of its bench-sized run
 BENCH = {"weigle-ftp": (60.0, 15.0, 5), "gu-smallbuffer": (30.0, 5.0, 5)}

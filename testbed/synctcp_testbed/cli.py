@@ -27,10 +27,9 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from synctcp.pipe import stdout_closed
 
-from .qdisc import AQMS
+from .network.qdisc import AQMS
 from .scenario import VARIANTS, ScenarioError, load, presets, updated
 
-REPO = Path(__file__).resolve().parents[2]
 RESULTS = Path(os.environ.get("SYNCTCP_RESULTS", "results"))
 
 
@@ -40,8 +39,8 @@ def _csv(text: Optional[str]) -> Optional[List[str]]:
 
 def cmd_list(args: argparse.Namespace) -> int:
     width = max((len(n) for n in presets()), default=0)
-    for name, path in presets().items():
-        sc = load(str(path))
+    for name in presets():
+        sc = load(name)
         print(f"{name:{width}} {len(sc.cases()):3} cases  {sc.description}")
     return 0
 
@@ -65,14 +64,14 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_ledger(args: argparse.Namespace) -> int:
-    from .ledger import main as ledger_main
+    from .analysis.ledger import main as ledger_main
 
     return ledger_main([*args.rundirs, "--out", args.out,
                         *(["--figures", args.figures] if args.figures else [])])
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .report import main as report_main
+    from .analysis.report import main as report_main
 
     return report_main([args.rundir])
 
@@ -105,7 +104,7 @@ def _pool(args: argparse.Namespace, log: Any) -> Any:
 
     if not (args.dask or args.slurm):
         return contextlib.nullcontext(None)
-    from .cluster import DaskPool, slurm_options
+    from .platform.cluster import DaskPool, slurm_options
 
     shared = Path(args.shared_dir).absolute() if args.shared_dir else None
     if args.dask:
@@ -117,7 +116,7 @@ def _pool(args: argparse.Namespace, log: Any) -> Any:
 
 
 def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from .platforms import PlatformError
+    from .platform.choose import PlatformError
 
     _check_executor(args)
     if args.resume is not None:
@@ -156,8 +155,8 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 def _resume(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """``run --resume RUNDIR``: the cases of RUNDIR's plan that have no result yet."""
-    from .executor import load_plan
-    from .platforms import PlatformError
+    from .platform.executor import load_plan
+    from .platform.choose import PlatformError
     from .scenario import from_dict
 
     out = Path(args.resume).absolute()
@@ -182,8 +181,8 @@ def _resume(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 def _run(args: argparse.Namespace, argv: Sequence[str], sc: Any, out: Path,
          ccs: Optional[List[str]], aqms: Optional[List[str]], ncases: int, resume: bool) -> int:
-    from .executor import check_jobs
-    from .platforms import choose
+    from .platform.executor import check_jobs
+    from .platform.choose import choose
 
     plat = choose(args.platform)
     check_jobs(plat, args.jobs)
@@ -194,8 +193,8 @@ def _run(args: argparse.Namespace, argv: Sequence[str], sc: Any, out: Path,
     args.capture = args.capture or sc.capture
     from rich.console import Console
 
-    from .runner import RunError, run_scenario
-    from .topology import TopologyError
+    from .case.runner import RunError, run_scenario
+    from .network.topology import TopologyError
 
     console = Console(stderr=True)
 
@@ -226,7 +225,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str], sc: Any, out: Path,
 
 def _finish(out: Path, no_report: bool, t0: float) -> None:
     """summary.csv, plots and report.html of a run directory, and its table."""
-    from .report import write_report, write_summary_csv
+    from .analysis.report import write_report, write_summary_csv
 
     write_summary_csv(out)
     if not no_report:
@@ -269,7 +268,7 @@ def print_groups(rundir: Path, summary: Dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from .stats import text as cell
+    from .analysis.stats import text as cell
 
     table = Table(title=f"{summary['scenario']}: {rundir} (mean \u00b1 95% CI over "
                         f"{summary['repeat']} seeds)")
@@ -320,8 +319,8 @@ def _text(*paragraphs: str) -> str:
 def build_parser(prog: str = "synctcp-testbed", backend: Optional[str] = None,
                  description: Optional[str] = None) -> argparse.ArgumentParser:
     """The command's parser; ``synctcp-mininet`` is this with ``backend="mininet"``."""
-    from .backends import names as backend_names
-    from .platforms import PLATFORMS
+    from .network.backends import names as backend_names
+    from .platform.choose import PLATFORMS
 
     examples = "\n".join(f"  {prog} {line}" for line in (
         "list                         the preset scenarios",

@@ -30,7 +30,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from synctcp.pipe import stdout_closed
 
-from .rundir import Run, RunDirError, load_run
+from .analysis.rundir import Run, RunDirError, load_run
 from .scenario import Scenario, ScenarioError, bulk_dumbbell
 
 #: the measured link of both parts (the dumbbell's forward bottleneck)
@@ -250,8 +250,8 @@ def main(argv: Optional[Sequence[str]] = None, backend: str = "netns",
         except ScenarioError as exc:
             bad = str(exc)
     if bad is None:
-        from .executor import check_jobs
-        from .platforms import PlatformError, choose
+        from .platform.executor import check_jobs
+        from .platform.choose import PlatformError, choose
         try:
             check_jobs(choose(args.platform), args.jobs)
         except PlatformError as exc:
@@ -262,9 +262,9 @@ def main(argv: Optional[Sequence[str]] = None, backend: str = "netns",
         print(f"{name}: {bad}", file=sys.stderr)
         return 2
 
-    from .report import write_report, write_summary_csv
-    from .runner import RunError, run_scenario
-    from .topology import TopologyError
+    from .analysis.report import write_report, write_summary_csv
+    from .case.runner import RunError, run_scenario
+    from .network.topology import TopologyError
 
     log: Callable[[str], None] = lambda m: print(m, file=sys.stderr, flush=True)
     started = time.monotonic()

@@ -18,7 +18,7 @@ import pytest
 from conftest import (AVAILABLE_CC, SYSCTL_CC, TCP_CONGESTION, is_loaded, load, loopback_transfer,
                       run_comparison, sh, sock_cc, unload, unload_when_idle)
 from synctcp.diag import list_sockets
-from synctcp_testbed.platforms import inside_instance
+from synctcp_testbed.platform.choose import inside_instance
 
 pytestmark = pytest.mark.module("tcp_etcp")
 PARAMS = Path("/sys/module/tcp_etcp/parameters")

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from synctcp_testbed import runner
-from synctcp_testbed.report import write_report, write_summary_csv
+from synctcp_testbed.case import runner
+from synctcp_testbed.analysis.report import write_report, write_summary_csv
 from synctcp_testbed.scenario import load as load_scenario
-from synctcp_testbed.topology import NETNS_DIR, in_netns, offloads, sh
+from synctcp_testbed.network.topology import NETNS_DIR, in_netns, offloads, sh
 
 synctcp_mininet = pytest.importorskip("synctcp_mininet")
 try:

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from synctcp_testbed import cli as testbed_cli
-from synctcp_testbed.qdisc import QueueSpec
+from synctcp_testbed.network.qdisc import QueueSpec
 from synctcp_testbed.scenario import load as load_scenario
-from synctcp_testbed.topology import (NETNS_DIR, Topology, TopologyError, dumbbell, in_netns,
+from synctcp_testbed.network.topology import (NETNS_DIR, Topology, TopologyError, dumbbell, in_netns,
                                       offloads, parking_lot, sh)
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,9 +17,11 @@ from typing import Any, Dict, List
 
 import pytest
 
-from synctcp_testbed import cli, executor, runner
-from synctcp_testbed.cluster import DaskPool, slurm_options
-from synctcp_testbed.platforms import Platform, PlatformError
+from synctcp_testbed import cli
+from synctcp_testbed.platform import executor
+from synctcp_testbed.case import runner
+from synctcp_testbed.platform.cluster import DaskPool, slurm_options
+from synctcp_testbed.platform.choose import Platform, PlatformError
 from synctcp_testbed.scenario import load
 
 
@@ -224,7 +226,7 @@ def test_slurm_options_come_from_a_file_and_the_command_line(tmp_path: Path) -> 
 
 
 def test_an_unreachable_scheduler_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    from synctcp_testbed import cluster
+    from synctcp_testbed.platform import cluster
 
     monkeypatch.setattr(cluster, "CONNECT_TIMEOUT_S", 1.0)
     with pytest.raises(PlatformError, match="no scheduler answers there") as exc:

@@ -8,8 +8,10 @@ from typing import Any, Dict, List
 
 import pytest
 
-from synctcp_testbed import executor, runner, worker
-from synctcp_testbed.platforms import Platform
+from synctcp_testbed.platform import executor
+from synctcp_testbed.case import runner
+from synctcp_testbed.platform import worker
+from synctcp_testbed.platform.choose import Platform
 from synctcp_testbed.scenario import ScenarioError, load
 
 

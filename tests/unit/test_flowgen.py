@@ -14,8 +14,9 @@ from typing import Any, Dict, List
 
 import pytest
 
-from synctcp_testbed import native, runner
-from synctcp_testbed.flowgen import (FlowgenError, FlowSpec, config_text, gaps, limit_for,
+from synctcp_testbed.platform import helpers as native
+from synctcp_testbed.case import runner
+from synctcp_testbed.traffic.flowgen import (FlowgenError, FlowSpec, config_text, gaps, limit_for,
                                      parse_result, window_bytes)
 from synctcp_testbed.scenario import from_dict
 
@@ -211,7 +212,7 @@ def test_qsampler_builds_without_warnings(tmp_path: Path) -> None:
     if CC is None:
         pytest.skip("no C compiler")
     res = subprocess.run([CC, *native.CFLAGS, "-Werror", "-o", str(tmp_path / "q"),
-                          str(native.SOURCE)], capture_output=True, text=True)
+                          str(native.QSAMPLER_SOURCE)], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
 
 

@@ -19,7 +19,7 @@ from synctcp_mininet import cli as mininet_cli
 from synctcp_mininet import demo as mininet_demo
 from synctcp_testbed import cli as testbed_cli
 from synctcp_testbed import demo as testbed_demo
-from synctcp_testbed.qdisc import AQMS
+from synctcp_testbed.network.qdisc import AQMS
 
 Main = Callable[[Optional[Sequence[str]]], int]
 COMMANDS: List[Tuple[str, Callable[[], argparse.ArgumentParser], Main]] = [

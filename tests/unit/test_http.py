@@ -1,4 +1,4 @@
-"""The web-like HTTP/1.0 workload (synctcp_testbed.http): sizes, calibration, wire, metrics, CLI."""
+"""The web-like HTTP/1.0 workload (synctcp_testbed.traffic.http): sizes, calibration, wire, metrics, CLI."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from typing import Dict, Iterator, List, Sequence, Tuple
 
 import pytest
 
-from synctcp_testbed.http import (REQUEST_SIZES, RESPONSE_SIZES, RT_BINS, SEGMENT_BYTES,
+from synctcp_testbed.traffic.http import (REQUEST_SIZES, RESPONSE_SIZES, RT_BINS, SEGMENT_BYTES,
                                   SERVER_BODY_CAP, SERVER_REQUEST_CAP, BadRequest, HttpSizeModel,
                                   SizeDistribution, calibrate, ccdf, cdf, http_metrics,
                                   is_small_response, offered_load_bps, packmime_arrival_shape, parse_request,
@@ -371,7 +371,7 @@ def env() -> Dict[str, str]:
 
 
 def http_cmd(*args: str) -> List[str]:
-    return [sys.executable, "-m", "synctcp_testbed.http", *args]
+    return [sys.executable, "-m", "synctcp_testbed.traffic.http", *args]
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The ledger: claims, checks and verdicts from run directories (synctcp_testbed.ledger)."""
+"""The ledger: claims, checks and verdicts from run directories (synctcp_testbed.analysis.ledger)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any, Dict, List
 
 import pytest
 
-from synctcp_testbed import ledger
+from synctcp_testbed.analysis import ledger
 from synctcp_testbed.cli import main as cli_main
 
 

@@ -1,10 +1,10 @@
-"""Metric definitions on synthetic samples (synctcp_testbed.metrics)."""
+"""Metric definitions on synthetic samples (synctcp_testbed.analysis.metrics)."""
 
 import math
 
 import pytest
 
-from synctcp_testbed.metrics import (drop_pct, percentile, queue_stats, queuing_delay_ms,
+from synctcp_testbed.analysis.metrics import (drop_pct, percentile, queue_stats, queuing_delay_ms,
                                      utilization)
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from synctcp_testbed import runner
-from synctcp_testbed.qdisc import Egress, QueueSpec
+from synctcp_testbed.case import runner
+from synctcp_testbed.network.qdisc import Egress, QueueSpec
 from synctcp_testbed.scenario import load
 
 synctcp_mininet = pytest.importorskip("synctcp_mininet")

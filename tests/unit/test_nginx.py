@@ -1,4 +1,4 @@
-"""The HTTP workload's nginx server: its files and configuration (synctcp_testbed.nginx)."""
+"""The HTTP workload's nginx server: its files and configuration (synctcp_testbed.traffic.nginx)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from synctcp_testbed import http
-from synctcp_testbed.nginx import conf, make_www
-from synctcp_testbed.runner import HttpPair, Plan, nginx_setup, servers_script
+from synctcp_testbed.traffic import http
+from synctcp_testbed.traffic.nginx import conf, make_www
+from synctcp_testbed.case.runner import HttpPair, Plan, nginx_setup, servers_script
 from synctcp_testbed.scenario import ScenarioError, from_dict
 
 
@@ -46,8 +46,8 @@ def test_nginx_setup_and_script(tmp_path: Path) -> None:
         assert f"listen {h.server_addr}:8080" in text and f"root {tmp_path / h.server}/www;" in text
     script = servers_script(plan, Topo(), tmp_path, 20.0, tmp_path)  # type: ignore[arg-type]
     assert f"ip netns exec st-s1 nginx -c {tmp_path}/s1/nginx.conf -g 'daemon off;'" in script
-    assert "synctcp_testbed.http" not in script
-    assert "synctcp_testbed.http server" in " ".join(
+    assert "synctcp_testbed.traffic.http" not in script
+    assert "synctcp_testbed.traffic.http server" in " ".join(
         servers_script(plan, Topo(), tmp_path, 20.0).split())  # type: ignore[arg-type]
 
 

@@ -1,4 +1,4 @@
-"""Plots, summary.csv and report.html of a synthetic run directory (synctcp_testbed.report)."""
+"""Plots, summary.csv and report.html of a synthetic run directory (synctcp_testbed.analysis.report)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 
-from synctcp_testbed import report
-from synctcp_testbed.rundir import (RunDirError, load_run, read_http_csv, read_queue_csv,
+from synctcp_testbed.analysis import report
+from synctcp_testbed.analysis.rundir import (RunDirError, load_run, read_http_csv, read_queue_csv,
                                     read_tcp_jsonl)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -390,7 +390,7 @@ def test_cli_rejects_non_run_dirs(tmp_path: Path, capsys: pytest.CaptureFixture)
 def test_module_cli_exit_code(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "testbed"),
                                                        os.environ.get("PYTHONPATH", "")])}
-    res = subprocess.run([sys.executable, "-m", "synctcp_testbed.report", str(tmp_path)],
+    res = subprocess.run([sys.executable, "-m", "synctcp_testbed.analysis.report", str(tmp_path)],
                          capture_output=True, text=True, env=env, timeout=60)
     assert res.returncode == 2
     assert "not a run directory" in res.stderr and "Traceback" not in res.stderr
@@ -399,7 +399,7 @@ def test_module_cli_exit_code(tmp_path: Path) -> None:
 @pytest.mark.parametrize("util, warned", [(0.90, True), (0.97, False)])
 def test_report_prints_the_ceiling_and_warns_below_95_percent(
         tmp_path: Path, util: float, warned: bool) -> None:
-    from synctcp_testbed.report import render_report
+    from synctcp_testbed.analysis.report import render_report
 
     root = make_run(tmp_path / "run", with_samples=False)
     summary = json.loads((root / "summary.json").read_text())

@@ -23,10 +23,11 @@ import pytest
 
 from synctcp import diag
 from synctcp.pcap import read_tcp
-from synctcp_testbed import runner, stats
-from synctcp_testbed.flowgen import (FlowgenError, parse_result, total_at, window_bytes,
+from synctcp_testbed.case import runner
+from synctcp_testbed.analysis import stats
+from synctcp_testbed.traffic.flowgen import (FlowgenError, parse_result, total_at, window_bytes,
                                      window_retrans)
-from synctcp_testbed.http import CSV_FIELDS
+from synctcp_testbed.traffic.http import CSV_FIELDS
 from synctcp_testbed.scenario import from_dict
 
 GO = 100.0

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from synctcp_testbed import runner
+from synctcp_testbed.case import runner
 from synctcp_testbed.scenario import from_dict
 
 

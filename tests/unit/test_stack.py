@@ -18,7 +18,9 @@ from typing import Any, Dict, List, Set
 import pytest
 
 from synctcp import modctl
-from synctcp_testbed import backends, demo, runner
+from synctcp_testbed.network import backends
+from synctcp_testbed import demo
+from synctcp_testbed.case import runner
 from synctcp_testbed.scenario import Scenario, bulk_dumbbell
 
 REPO = Path(__file__).resolve().parents[2]
@@ -28,10 +30,12 @@ PACKAGES = {"synctcp": REPO / "tools" / "synctcp",
 
 
 def modules() -> Dict[str, Path]:
+    """Every module of the three packages and their subpackages, by dotted name."""
     out = {}
     for pkg, d in PACKAGES.items():
-        for f in sorted(d.glob("*.py")):
-            out[pkg if f.stem == "__init__" else f"{pkg}.{f.stem}"] = f
+        for f in sorted(d.rglob("*.py")):
+            parts = [pkg, *f.relative_to(d).with_suffix("").parts]
+            out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = f
     return out
 
 
@@ -56,8 +60,8 @@ def test_no_import_circle_among_the_packages() -> None:
     known = modules()
     graph = {n: imports(n, p, known) for n, p in known.items()}
     # the parser sees imports, also those inside functions
-    assert "synctcp_testbed.backends" in graph["synctcp_mininet.backend"]
-    assert "synctcp_testbed.runner" in graph["synctcp_testbed.demo"]
+    assert "synctcp_testbed.network.backends" in graph["synctcp_mininet.backend"]
+    assert "synctcp_testbed.case.runner" in graph["synctcp_testbed.demo"]
     found: List[List[str]] = []
     state: Dict[str, int] = {}
     stack: List[str] = []
@@ -80,7 +84,7 @@ def test_no_import_circle_among_the_packages() -> None:
     # the testbed names the Mininet backend only as a string (backends.PROVIDERS)
     assert not any(d.startswith("synctcp_mininet") for n, ds in graph.items()
                    if n.startswith("synctcp_testbed") for d in ds)
-    assert "synctcp_testbed.runner" not in graph["synctcp_mininet.backend"]
+    assert "synctcp_testbed.case.runner" not in graph["synctcp_mininet.backend"]
 
 
 def test_every_module_imports_alone_in_a_fresh_interpreter() -> None:

@@ -1,4 +1,4 @@
-"""Repetitions: means, Student-t intervals, paired ratios (synctcp_testbed.stats)."""
+"""Repetitions: means, Student-t intervals, paired ratios (synctcp_testbed.analysis.stats)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any, Dict, List
 
 import pytest
 
-from synctcp_testbed import stats
+from synctcp_testbed.analysis import stats
 from synctcp_testbed.scenario import ScenarioError, from_dict, load, updated
 
 
@@ -112,7 +112,7 @@ def test_repeat_key_is_validated() -> None:
 
 
 def test_start_jitter_comes_from_the_seed() -> None:
-    from synctcp_testbed.runner import plan_case
+    from synctcp_testbed.case.runner import plan_case
 
     class Topo:
         def addr(self, node: str) -> str:

@@ -18,10 +18,11 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 
-from synctcp_testbed import cli, runner
-from synctcp_testbed.metrics import queue_stats
-from synctcp_testbed.qdisc import AQMS, NETEM_LIMIT, Egress, QdiscError, QueueSpec
-from synctcp_testbed.runner import (BULK_PORT, CBR_PORT, CPORT, HTTP_PORT, _is_core,
+from synctcp_testbed import cli
+from synctcp_testbed.case import runner
+from synctcp_testbed.analysis.metrics import queue_stats
+from synctcp_testbed.network.qdisc import AQMS, NETEM_LIMIT, Egress, QdiscError, QueueSpec
+from synctcp_testbed.case.runner import (BULK_PORT, CBR_PORT, CPORT, HTTP_PORT, _is_core,
                                     build_topology, clients_script, plan_case, servers_script)
 from synctcp_testbed.scenario import (MSS_BYTES, ScenarioError, from_dict, load,
                                       presets)
@@ -771,11 +772,11 @@ def test_http_scripts_start_a_server_and_a_client_per_pair(tmp_path: Path) -> No
     assert len(srv) == len(cli_) == 5
     for i, (h, s, c) in enumerate(zip(plan.http, srv, cli_)):
         assert s["ns"] == topo.ns(h.server)
-        assert s["argv"][1:4] == ["-m", "synctcp_testbed.http", "server"]
+        assert s["argv"][1:4] == ["-m", "synctcp_testbed.traffic.http", "server"]
         assert arg(s["argv"], "--port") == str(HTTP_PORT)
         assert int(arg(s["argv"], "--max-seconds")) > 300
         assert c["ns"] == topo.ns(h.client)
-        assert c["argv"][1:4] == ["-m", "synctcp_testbed.http", "client"]
+        assert c["argv"][1:4] == ["-m", "synctcp_testbed.traffic.http", "client"]
         assert arg(c["argv"], "--server") == f"{h.server_addr}:{HTTP_PORT}"
         assert float(arg(c["argv"], "--load-pct")) == pytest.approx(85 / 5)
         assert arg(c["argv"], "--seed") == str(7000 + i)
@@ -1009,12 +1010,13 @@ def test_every_number_key_of_a_scenario_has_its_allowed_range() -> None:
     from typing import get_type_hints
 
     from synctcp_testbed import scenario as S
+    from synctcp_testbed.scenario import keys
     for cls in (S.Scenario, S.TopologySpec, S.AqmSpec, S.TrafficSpec, S.CbrSpec):
         for name, hint in get_type_hints(cls).items():
-            kind = S._scalar(hint)
+            kind = keys.scalar_type(hint)
             if kind in (int, float) or (getattr(hint, "__origin__", None) is list
                                         and hint.__args__[0] in (int, float)):
-                assert S._range(cls, name)[0], f"{cls.__name__}.{name} has no range"
+                assert keys.range_words(cls, name)[0], f"{cls.__name__}.{name} has no range"
 
 
 def test_every_preset_is_valid_under_the_typed_models() -> None:
@@ -1078,7 +1080,7 @@ def test_scenario_variant_is_best_or_paper() -> None:
 @pytest.mark.parametrize("argv, want", [([], True), (["--capture"], True)])
 def test_capture_key_of_a_scenario_captures_like_the_option(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path, argv: List[str], want: bool) -> None:
-    from synctcp_testbed import platforms
+    from synctcp_testbed.platform import choose as platforms
 
     seen: List[bool] = []
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .scenario import MSS_BYTES, RATE_COUNTS, Case
+from ..scenario import MSS_BYTES, RATE_COUNTS, Case
 from .topology import Topology, chain, dumbbell, parking_lot
 
 Builder = Callable[[Case, str], Topology]

@@ -1,6 +1,6 @@
 """Metrics of a run, each one function with its definition.
 
-Queue samples are rows of :mod:`synctcp_testbed.qsample`: time, queue
+Queue samples are rows of :mod:`synctcp_testbed.measure.qsampler`: time, queue
 length in packets and bytes, and the qdisc's cumulative drop and departure
 counters.
 """

@@ -1,11 +1,13 @@
-"""The testbed's native helpers, built on first use.
+"""The testbed's C helpers, built on first use.
 
-``qsampler.c`` samples a qdisc at >= 100 Hz, which a Python loop cannot do
-inside an emulated VM; ``flowgen.c`` runs every bulk and CBR flow of a
-case in one process (under User-Mode Linux the wall cost is per process
-and per system call).  They ship as source in the package and are compiled
-into ``~/.cache/synctcp/bin/`` (keyed by the source's hash, so an edited
-source is rebuilt) the first time a run needs them.
+``qsampler.c`` (:mod:`synctcp_testbed.measure`) samples a qdisc at >= 100
+Hz, which a Python loop cannot do inside an emulated VM; ``flowgen.c``
+(:mod:`synctcp_testbed.traffic`) runs every bulk and CBR flow of a case in
+one process (under User-Mode Linux the wall cost is per process and per
+system call).  They ship as source in the package (package data, read
+through :mod:`importlib.resources`) and are compiled into
+``~/.cache/synctcp/bin/`` (keyed by the source's hash, so an edited source
+is rebuilt) the first time a run needs them.
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ import hashlib
 import os
 import shutil
 import subprocess
+from importlib.resources import as_file, files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
-HERE = Path(__file__).parent
-SOURCE = HERE / "qsampler.c"
-FLOWGEN_SOURCE = HERE / "flowgen.c"
+#: the helpers' sources: package data of the subpackage that uses each
+QSAMPLER_SOURCE = files("synctcp_testbed.measure").joinpath("qsampler.c")
+FLOWGEN_SOURCE = files("synctcp_testbed.traffic").joinpath("flowgen.c")
 CFLAGS = ["-O2", "-Wall", "-Wextra"]
 
 
@@ -36,9 +40,9 @@ def cache_dir() -> Path:
     return Path(base) / "synctcp" / "bin"
 
 
-def build(source: Path) -> str:
+def build(source: Traversable) -> str:
     """Path of the program compiled from ``source``, compiling it if needed."""
-    name = source.stem
+    name = source.name.rsplit(".", 1)[0]
     src = source.read_bytes()
     digest = hashlib.sha256(src + " ".join(CFLAGS).encode()).hexdigest()[:12]
     out = cache_dir() / f"{name}-{digest}"
@@ -49,8 +53,9 @@ def build(source: Path) -> str:
         raise BuildError(f"no C compiler to build {name} (make setup installs build-essential)")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(f".tmp{os.getpid()}")
-    res = subprocess.run([cc, *CFLAGS, "-o", str(tmp), str(source)],
-                         capture_output=True, text=True)
+    with as_file(source) as path:
+        res = subprocess.run([cc, *CFLAGS, "-o", str(tmp), str(path)],
+                             capture_output=True, text=True)
     if res.returncode != 0:
         raise BuildError(f"compiling {source} failed:\n{res.stderr.strip()}")
     tmp.replace(out)
@@ -59,7 +64,7 @@ def build(source: Path) -> str:
 
 def qsampler_path() -> str:
     """Path of the compiled qsampler, compiling it if needed."""
-    return build(SOURCE)
+    return build(QSAMPLER_SOURCE)
 
 
 def flowgen_path() -> str:

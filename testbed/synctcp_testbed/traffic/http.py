@@ -5,10 +5,10 @@ one TCP connection per request/response pair, heavy-tailed request and
 response sizes, connection arrivals at a rate calibrated to an offered load
 in % of the bottleneck capacity, and one timing row per response::
 
-    python -m synctcp_testbed.http server --port 8080 --cc sync
-    python -m synctcp_testbed.http client --server 10.0.9.1:8080 --load-pct 85 \\
+    python -m synctcp_testbed.traffic.http server --port 8080 --cc sync
+    python -m synctcp_testbed.traffic.http client --server 10.0.9.1:8080 --load-pct 85 \\
         --capacity-mbit 10 --seconds 300 --seed 1 --cc sync --out http.csv
-    python -m synctcp_testbed.http metrics http.csv
+    python -m synctcp_testbed.traffic.http metrics http.csv
 
 The server prints ``ready`` on stdout once it listens (its address goes to
 stderr) and a JSON summary line when it stops.  The client prints nothing on
@@ -39,7 +39,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import IO, Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
 
-from .metrics import percentile
+from ..analysis.metrics import percentile
 
 SEGMENT_BYTES = 1420            # data bytes per segment in the dissertation
 SMALL_RESPONSE_MAX = 25_560     # 18 segments: the "under 25 KB" bin of Figs 4.29-4.49
@@ -913,7 +913,7 @@ def _resolve(host: str, port: int) -> Tuple[int, str]:
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m synctcp_testbed.http",
+    ap = argparse.ArgumentParser(prog="python -m synctcp_testbed.traffic.http",
                                  description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
 
@@ -1023,7 +1023,7 @@ def _metrics_main(ap: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Entry point of ``python -m synctcp_testbed.http``."""
+    """Entry point of ``python -m synctcp_testbed.traffic.http``."""
     args = _build_parser().parse_args(argv)
     if args.command == "server":
         return _server_main(args.parser, args)

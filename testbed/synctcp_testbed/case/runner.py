@@ -38,18 +38,19 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from synctcp import modctl
+from synctcp.checkout import package_checkout
 
-from . import __version__, backends
-from .backends import build_topology  # noqa: F401 (runner.build_topology, as before)
-from .flowgen import (FlowgenError, FlowgenResult, FlowResult, FlowSpec, config_text,
+from .. import __version__
+from ..network import backends
+from ..network.backends import build_topology  # noqa: F401 (runner.build_topology, as before)
+from ..traffic.flowgen import (FlowgenError, FlowgenResult, FlowResult, FlowSpec, config_text,
                       limit_for, load_result, window_bytes, window_retrans)
-from .flowgen import command as fg_command
-from .metrics import QueueStats, queue_stats, read_samples
-from .native import flowgen_path, qsampler_path
-from .scenario import Case, Scenario
-from .topology import Topology, TopologyError, in_netns
+from ..traffic.flowgen import command as fg_command
+from ..analysis.metrics import QueueStats, queue_stats, read_samples
+from ..platform.helpers import flowgen_path, qsampler_path
+from ..scenario import Case, Scenario
+from ..network.topology import Topology, TopologyError, in_netns
 
-REPO = Path(__file__).resolve().parents[2]
 BULK_PORT, CBR_PORT, HTTP_PORT, CPORT = 5201, 6201, 8080, 40001
 
 
@@ -97,7 +98,7 @@ class Plan:
 
 def platform_name() -> str:
     """native, kvm, uml or tcg: where this process runs."""
-    from .platforms import inside_instance
+    from ..platform.choose import inside_instance
 
     return inside_instance() or "native"
 
@@ -164,8 +165,12 @@ def module_info() -> Dict[str, Any]:
 
 
 def git_describe() -> Optional[str]:
+    """``git describe`` of the checkout the package runs from (None outside one)."""
+    repo = package_checkout()
+    if repo is None:
+        return None
     try:
-        res = subprocess.run(["git", "-C", str(REPO), "describe", "--always", "--dirty"],
+        res = subprocess.run(["git", "-C", str(repo), "describe", "--always", "--dirty"],
                              capture_output=True, text=True, timeout=10)
         return res.stdout.strip() or None
     except (OSError, subprocess.SubprocessError):
@@ -277,8 +282,8 @@ def http_seed(seed: int, client: int) -> int:
 def nginx_setup(plan: Plan, home: Path, rate_mbit: float, seconds: float, seed: int) -> None:
     """nginx's directory ``home/SERVER`` for each HTTP server of ``plan``: its
     configuration and a file for every response size its client will ask for."""
-    from .http import response_sizes
-    from .nginx import conf, make_www
+    from ..traffic.http import response_sizes
+    from ..traffic.nginx import conf, make_www
 
     for i, h in enumerate(plan.http):
         d = home / h.server
@@ -305,7 +310,7 @@ def servers_script(plan: Plan, topo: Topology, case_dir: Path, duration: float,
                          f" > {shlex.quote(str(case_dir / f'httpd-{h.server}.log'))} 2>&1 &")
             continue
         lines.append(f"ip netns exec {topo.ns(h.server)} "
-                     f"{_q([py, '-m', 'synctcp_testbed.http', 'server', '--port', HTTP_PORT, '--cc', cc, '--max-seconds', int(duration + 120)])}"
+                     f"{_q([py, '-m', 'synctcp_testbed.traffic.http', 'server', '--port', HTTP_PORT, '--cc', cc, '--max-seconds', int(duration + 120)])}"
                      f" > {shlex.quote(str(case_dir / f'httpd-{h.server}.json'))} "
                      f"2> {shlex.quote(str(case_dir / f'httpd-{h.server}.log'))} &")
     return _background_script(lines)
@@ -412,7 +417,7 @@ def clients_script(plan: Plan, topo: Topology, case_dir: Path, duration: float, 
         lines.append(f"{{ {_q(argv)} > /dev/null 2> {shlex.quote(str(case_dir / FLOWGEN_LOG))}; "
                      f"echo $? > {shlex.quote(str(case_dir / FLOWGEN_STATUS))}; }} &")
     for i, h in enumerate(plan.http):
-        args = [py, "-m", "synctcp_testbed.http", "client", "--server", f"{h.server_addr}:{HTTP_PORT}",
+        args = [py, "-m", "synctcp_testbed.traffic.http", "client", "--server", f"{h.server_addr}:{HTTP_PORT}",
                 "--load-pct", f"{h.load_pct:g}", "--capacity-mbit", f"{rate_mbit:g}",
                 "--seconds", f"{duration + TAIL_S:g}", "--seed", http_seed(seed, i),
                 "--group", h.client, "--out", case_dir / f"http-{h.client}.csv",
@@ -523,7 +528,7 @@ class CaseRun:
         dur = self.case.scenario.duration_s
         ready = open(self.dir / ".ready-diag", "w")
         self.diag = subprocess.Popen(
-            [py, "-m", "synctcp_testbed.sampler", "--diag-stdin", "--hz", str(self.diag_hz),
+            [py, "-m", "synctcp_testbed.measure.sampler", "--diag-stdin", "--hz", str(self.diag_hz),
              "--max-seconds", str(dur + 600)],
             stdin=subprocess.PIPE, stdout=ready, stderr=subprocess.PIPE, text=True,
             start_new_session=True)
@@ -842,7 +847,7 @@ class CaseRun:
         """HTTP metrics of the responses that started in the measured interval."""
         if not plan.http:
             return None
-        from .http import http_metrics, read_http_csv
+        from ..traffic.http import http_metrics, read_http_csv
 
         rows = []
         for h in plan.http:
@@ -850,7 +855,7 @@ class CaseRun:
             if path.exists():
                 rows += [r for r in read_http_csv(path) if t_start <= r.t_start <= t_end]
         with open(self.dir / "http.csv", "w") as out:
-            from .http import CSV_FIELDS
+            from ..traffic.http import CSV_FIELDS
             out.write(",".join(CSV_FIELDS) + "\n")
             for h in plan.http:
                 path = self.dir / f"http-{h.client}.csv"
@@ -948,13 +953,13 @@ def run_scenario(sc: Scenario, out: Path, ccs: Optional[List[str]] = None,
     ``platform`` (native, kvm, uml, tcg; default: ``SYNCTCP_PLATFORM``, else
     native where this host loads modules, else uml) says where the cases
     run, ``jobs`` how many at once (uml only; default: the host's cores), or
-    ``pool`` (an :class:`~synctcp_testbed.executor.CasePool`, e.g. a Dask
+    ``pool`` (an :class:`~synctcp_testbed.platform.executor.CasePool`, e.g. a Dask
     cluster; uml only) runs them.  ``resume``: ``out`` holds an earlier run
     of the same cases; only those without a ``result.json`` run.
     Raises :class:`RunError` naming the cases that failed, after the others ran.
     """
-    from .executor import CaseFailed, check_jobs, execute, prepare, write_plan
-    from .platforms import PlatformError, choose
+    from ..platform.executor import CaseFailed, check_jobs, execute, prepare, write_plan
+    from ..platform.choose import PlatformError, choose
 
     topology_builder(backend)       # refuse an unusable backend before anything runs
     try:
@@ -982,7 +987,7 @@ def run_scenario(sc: Scenario, out: Path, ccs: Optional[List[str]] = None,
         if resume else {}
     todo = [c for c in cases if c.id not in earlier]
     for cid, r in earlier.items():      # as execute gives it: with the instance's cost
-        from .executor import uml_cost
+        from ..platform.executor import uml_cost
 
         if plat.name == "uml" and not plat.here and (cost := uml_cost(out / cid)):
             r["cost"] = cost
@@ -1059,7 +1064,7 @@ def _platform_meta(meta: Dict[str, Any], out: Path, here: bool, ids: List[str],
             meta["kernel"] = kernels[0] if len(kernels) == 1 else kernels
         meta["modules"] = next((h["modules"] for h in hosts if h.get("modules")), {})
     cost: Dict[str, Any] = {"wall_s": round(wall, 1)}
-    from .executor import uml_cost
+    from ..platform.executor import uml_cost
 
     sims = [uml_cost(out / i) or {} for i in ids]
     sim = sum(m.get("command_sim_s") or 0 for m in sims)
@@ -1084,7 +1089,7 @@ def _fill_ceilings(results: List[Dict[str, Any]]) -> None:
 
 
 def _write_summary(out: Path, sc: Scenario, results: List[Dict[str, Any]]) -> None:
-    from .stats import groups
+    from ..analysis.stats import groups
 
     summary = {"schema": 1, "scenario": sc.name, "repeat": sc.repeat, "seeds": sc.seeds(),
                "cases": results, "groups": groups(results)}

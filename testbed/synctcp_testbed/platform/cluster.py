@@ -1,11 +1,11 @@
 """Cases on a Dask cluster: ``--dask ADDRESS`` and ``--slurm`` (docs/scaling.md).
 
-Each case is one ``dask.distributed`` task, :func:`synctcp_testbed.executor.case_task`:
+Each case is one ``dask.distributed`` task, :func:`synctcp_testbed.platform.executor.case_task`:
 a worker runs the case in its own User-Mode Linux instance (simulated time,
 so the figures do not depend on which host ran it or on what else it ran)
 and returns the case directory, as a tar archive, or leaves it under
 ``--shared-dir`` when client and workers share a file system.  The client
-(:func:`synctcp_testbed.executor.execute`) puts each one in place and
+(:func:`synctcp_testbed.platform.executor.execute`) puts each one in place and
 assembles summary and report exactly as a local run does.
 
 A worker that dies in the middle of a case loses the task; the scheduler
@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from .executor import Outcome, _pythonpath, case_task
-from .platforms import PlatformError
+from .choose import PlatformError
 
 #: seconds to wait for a scheduler to answer, and for its first worker
 CONNECT_TIMEOUT_S = 20.0

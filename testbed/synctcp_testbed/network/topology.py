@@ -3,7 +3,7 @@
 A :class:`Topology` is a graph of nodes (one network namespace each) and
 links (one veth pair each).  Every link gets its own /24, every node static
 routes along shortest paths, and every interface the egress stages of
-:mod:`synctcp_testbed.qdisc` (delay, rate, queue).  Three builders give the
+:mod:`synctcp_testbed.network.qdisc` (delay, rate, queue).  Three builders give the
 seeds' shapes::
 
     dumbbell      s1..sN -- L ==== R -- r1..rN          (per-pair base RTT)

@@ -1,10 +1,10 @@
-"""Execute a run's cases on a platform (:mod:`synctcp_testbed.platforms`).
+"""Execute a run's cases on a platform (:mod:`synctcp_testbed.platform.choose`).
 
 * here (``native``, or already inside an instance): one after another, in
   this process;
 * ``uml``: each case in its own User-Mode Linux instance (``scripts/umlrun``
-  running :mod:`synctcp_testbed.worker`), up to ``jobs`` at once in threads
-  of this process, or as tasks of a Dask cluster (:mod:`synctcp_testbed.cluster`:
+  running :mod:`synctcp_testbed.platform.worker`), up to ``jobs`` at once in threads
+  of this process, or as tasks of a Dask cluster (:mod:`synctcp_testbed.platform.cluster`:
   ``--dask``, ``--slurm``): simulated time makes a case's figures independent
   of what else the host runs, and of which host runs it;
 * ``kvm`` / ``tcg``: one VM (``scripts/vmrun``) runs them all, in order.
@@ -25,6 +25,7 @@ nothing is counted twice.
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import os
@@ -40,8 +41,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Protocol, Sequence, Tuple
 
-from .platforms import REPO, Platform, PlatformError, uml_series
-from .scenario import Case, ScenarioError, from_dict
+from .choose import Platform, PlatformError, repo, uml_series
+from ..scenario import Case, ScenarioError, from_dict
 
 Log = Callable[[str], None]
 
@@ -85,15 +86,31 @@ def check_jobs(plat: Platform, jobs: Optional[int]) -> int:
     return jobs
 
 
+#: the packages an instance imports, as this process does
+PACKAGES = ("synctcp", "synctcp_testbed", "synctcp_mininet")
+
+
+def package_dirs() -> List[Path]:
+    """The directory of each of :data:`PACKAGES` this process imports (or would)."""
+    dirs = []
+    for name in PACKAGES:
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.submodule_search_locations:
+            dirs.append(Path(list(spec.submodule_search_locations)[0]).resolve())
+    return dirs
+
+
 def _pythonpath() -> str:
-    own = [str(REPO / d) for d in ("tools", "testbed", "mininet")]
+    """PYTHONPATH of an instance: where this process found the packages, then the caller's."""
+    own = [str(d.parent) for d in package_dirs()]
+    own = list(dict.fromkeys(own))
     old = [p for p in os.environ.get("PYTHONPATH", "").split(":") if p and p not in own]
     return ":".join(own + old)
 
 
 def prepare(plat: Platform, log: Log) -> Dict[str, Any]:
     """Build what the platform's instances need; what they will run on."""
-    from .native import flowgen_path, qsampler_path
+    from .helpers import flowgen_path, qsampler_path
 
     qsampler_path()                 # compiled here: fast, and the instances share them
     flowgen_path()
@@ -103,7 +120,7 @@ def prepare(plat: Platform, log: Log) -> Dict[str, Any]:
     # costs 256 ns), so an instance that compiled while another loaded would
     # not repeat it (docs/platform.md, "Determinism").
     compileall = subprocess.run([sys.executable, "-m", "compileall", "-q",
-                                 *(str(REPO / d) for d in ("tools", "testbed", "mininet"))],
+                                 *(str(d) for d in package_dirs())],
                                 capture_output=True, text=True)
     if compileall.returncode != 0:
         raise PlatformError(f"python -m compileall: {compileall.stdout.strip()[-300:]}")
@@ -115,14 +132,16 @@ def prepare(plat: Platform, log: Log) -> Dict[str, Any]:
         series = uml_series()
         log(f"UML {series}: checking the kernel and the modules built for it "
             f"(uml/build-uml.sh; the first build takes 10-15 minutes)")
-        res = subprocess.run(["nice", "-n", "10", str(REPO / "uml" / "build-uml.sh"),
+        build = repo("the uml platform") / "uml" / "build-uml.sh"
+        res = subprocess.run(["nice", "-n", "10", str(build),
                               "--series", series], stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE, text=True)
         if res.returncode != 0:
             raise PlatformError(f"UML {series} kernel: {res.stderr.strip().splitlines()[-1:]}")
         _PREPARED["uml"] = True
         return {"series": series}
-    res = subprocess.run(["make", "-s", "-C", str(REPO), "modules"], capture_output=True,
+    res = subprocess.run(["make", "-s", "-C", str(repo(f"the {plat.name} platform")), "modules"],
+                         capture_output=True,
                          text=True)
     if res.returncode != 0:
         raise PlatformError(f"make modules: {res.stderr.strip()[-300:]}")
@@ -173,14 +192,15 @@ def _uml_case(case_id: str, rundir: Path, seed: int, capture: bool, backend: str
                PYTHONDONTWRITEBYTECODE="1",
                SYNCTCP_UML_SEED=str(seed), SYNCTCP_UML_RW=":".join([str(rundir), *rw]),
                PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
-    cmd = [str(REPO / "scripts" / "umlrun"), "--", sys.executable, "-m",
-           "synctcp_testbed.worker", str(rundir), case_id, "--backend", backend,
+    top = repo("the uml platform")
+    cmd = [str(top / "scripts" / "umlrun"), "--", sys.executable, "-m",
+           "synctcp_testbed.platform.worker", str(rundir), case_id, "--backend", backend,
            *(["--capture"] if capture else [])]
     with open(cdir / "case.log", "w") as logf:
         # umlrun stops its instance on SIGTERM: sent when the thread that
         # started it dies, e.g. a Dask worker killed in the middle of a case
         subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT,
-                       env=env, cwd=str(REPO), preexec_fn=_die_with_parent)
+                       env=env, cwd=str(top), preexec_fn=_die_with_parent)
 
 
 def _die_with_parent() -> None:
@@ -223,7 +243,7 @@ def stage_home() -> Path:
     directory outside the repository, changes how long the instance takes to
     boot in simulated time, and with it every figure).
     """
-    from .native import cache_dir
+    from .helpers import cache_dir
 
     return cache_dir().parent / "stage"
 
@@ -464,12 +484,13 @@ def execute(plat: Platform, cases: List[Case], out: Path, jobs: int, log: Log,
             shutil.rmtree(stage, ignore_errors=True)    # --shared-dir: what dead tasks left
     else:
         env = dict(os.environ, PYTHONPATH=_pythonpath(), SYNCTCP_PLATFORM=plat.name)
-        cmd = [str(REPO / "scripts" / "vmrun"), "--platform", plat.name, "--", sys.executable,
-               "-m", "synctcp_testbed.worker", str(out), *(c.id for c in cases),
+        top = repo(f"the {plat.name} platform")
+        cmd = [str(top / "scripts" / "vmrun"), "--platform", plat.name, "--", sys.executable,
+               "-m", "synctcp_testbed.platform.worker", str(out), *(c.id for c in cases),
                "--backend", backend, *(["--capture"] if capture else [])]
         log(f"{n} cases in one {plat.name} VM (scripts/vmrun)")
         t = time.monotonic()
-        subprocess.run(cmd, stdin=subprocess.DEVNULL, env=env, cwd=str(REPO))
+        subprocess.run(cmd, stdin=subprocess.DEVNULL, env=env, cwd=str(top))
         for i in range(n):
             done(i, time.monotonic() - t)
     return [r for r in results if r is not None], failed

@@ -1,11 +1,11 @@
 """Run cases of a run directory here: the part of a run inside a platform instance.
 
-    python3 -m synctcp_testbed.worker RUNDIR CASE_ID [CASE_ID ...] [--capture] [--backend B]
+    python3 -m synctcp_testbed.platform.worker RUNDIR CASE_ID [CASE_ID ...] [--capture] [--backend B]
 
-``RUNDIR/plan.json`` (written by :func:`synctcp_testbed.runner.run_scenario`)
+``RUNDIR/plan.json`` (written by :func:`synctcp_testbed.case.runner.run_scenario`)
 holds the resolved scenario and the algorithms and queues asked for; each
 case id names one of its cases.  For each case this runs
-:class:`~synctcp_testbed.runner.CaseRun` into ``RUNDIR/CASE_ID/`` and
+:class:`~synctcp_testbed.case.runner.CaseRun` into ``RUNDIR/CASE_ID/`` and
 writes ``result.json`` there (the case's figures), or ``error.txt`` (one
 line) when it failed, and ``host.json`` (kernel, platform, modules).
 Exit status: 0 when every case ran, 1 when one failed, 2 for bad input.
@@ -23,13 +23,13 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from .executor import load_plan, plan_cases, write_plan  # noqa: F401 (worker.write_plan)
-from .scenario import ScenarioError
+from ..scenario import ScenarioError
 
 
 def run_cases(rundir: Path, ids: Sequence[str], capture: bool = False,
               backend: str = "netns") -> int:
-    from .runner import CaseRun, RunError, module_info
-    from .topology import TopologyError
+    from ..case.runner import CaseRun, RunError, module_info
+    from ..network.topology import TopologyError
 
     cases = {c.id: c for c in plan_cases(load_plan(rundir))}
     unknown = [i for i in ids if i not in cases]
@@ -63,7 +63,7 @@ def run_cases(rundir: Path, ids: Sequence[str], capture: bool = False,
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="python3 -m synctcp_testbed.worker",
+    ap = argparse.ArgumentParser(prog="python3 -m synctcp_testbed.platform.worker",
                                  description="Run cases of a run directory (plan.json) here.")
     ap.add_argument("rundir", type=Path)
     ap.add_argument("case", nargs="+", help="case ids of the plan")

@@ -4,11 +4,11 @@ The runner starts one of these for a case: it opens an inet_diag socket in
 each sending namespace (per-socket state and synctcp telemetry) and polls
 them until SIGINT/SIGTERM or ``--max-seconds``, one JSON line per namespace
 and round.  The bottleneck queues are sampled by ``qsampler`` (C, netlink,
-:mod:`synctcp_testbed.native`)::
+:mod:`synctcp_testbed.platform.helpers`)::
 
-    python -m synctcp_testbed.sampler --diag st-s1:sync --hz 10 --out tcp-s1.jsonl
-    python -m synctcp_testbed.sampler --diag st-s1:*:tcp-s1.jsonl --diag st-s2:*:tcp-s2.jsonl
-    python -m synctcp_testbed.sampler --diag-stdin --hz 2     (what the runner runs)
+    python -m synctcp_testbed.measure.sampler --diag st-s1:sync --hz 10 --out tcp-s1.jsonl
+    python -m synctcp_testbed.measure.sampler --diag st-s1:*:tcp-s1.jsonl --diag st-s2:*:tcp-s2.jsonl
+    python -m synctcp_testbed.measure.sampler --diag-stdin --hz 2     (what the runner runs)
 
 It prints ``ready`` once its sockets are open, so that a run starts its
 traffic only then (starting Python takes seconds under emulation); with
@@ -29,7 +29,7 @@ import sys
 import time
 from typing import Any, List, Optional, Sequence, Tuple
 
-from .topology import TopologyError, in_netns
+from ..network.topology import TopologyError, in_netns
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-REPO = Path(__file__).resolve().parents[2]
+from synctcp.checkout import CheckoutError, require_checkout
+
 PLATFORMS = ("native", "kvm", "uml", "tcg")
 #: the UML kernel series umlrun boots (SYNCTCP_UML_SERIES)
 UML_SERIES_DEFAULT = "7.2"
@@ -71,11 +72,21 @@ def uml_series() -> str:
     return os.environ.get("SYNCTCP_UML_SERIES", UML_SERIES_DEFAULT)
 
 
+def repo(what: str) -> Path:
+    """The checkout a platform boots from (:func:`synctcp.checkout.require_checkout`);
+    PlatformError when there is none."""
+    try:
+        return require_checkout(what)
+    except CheckoutError as exc:
+        raise PlatformError(str(exc)) from None
+
+
 def vm_accel() -> str:
     """``kvm`` or ``tcg``: what ``scripts/vmrun`` would use (probed once, cached)."""
     try:
-        res = subprocess.run([str(REPO / "scripts" / "vmrun"), "--vm", "--which"], capture_output=True,
-                             text=True, timeout=60)
+        vmrun = repo("the VM platform") / "scripts" / "vmrun"
+        res = subprocess.run([str(vmrun), "--vm", "--which"], capture_output=True, text=True,
+                             timeout=60)
     except (OSError, subprocess.SubprocessError) as exc:
         raise PlatformError(f"cannot probe the VM: {exc}") from exc
     out = res.stdout.strip()

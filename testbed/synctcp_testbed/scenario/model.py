@@ -1,11 +1,11 @@
-"""Scenarios: a topology, a workload and what to compare, as TOML files.
+"""The scenario model: a topology, a workload and what to compare, and its cases.
 
 A scenario file is what a researcher diffs; every key is documented in
-``docs/testbed.md``.  Presets for the seed papers live in
-``synctcp_testbed/scenarios/*.toml`` (``synctcp-testbed list``); any other
-path to a ``.toml`` file works the same.  A scenario expands into *cases*:
-one per algorithm x queue discipline x sweep value, each run on a freshly
-built topology with the same seed.
+``docs/testbed.md`` and declared here with its type, range and unit
+(pydantic dataclasses, checked when a scenario is built).  A scenario
+expands into *cases* (:meth:`Scenario.cases`): one per algorithm x queue
+discipline x sweep value x seed, each run on a freshly built topology.
+Reading files and presets is :mod:`.files`.
 """
 
 from __future__ import annotations
@@ -13,18 +13,15 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-import tomllib
-from dataclasses import asdict, fields, replace
-from pathlib import Path
-from typing import (Annotated, Any, Callable, Dict, List, Optional, Tuple, Union, get_args,
-                    get_origin, get_type_hints)
+from dataclasses import asdict, replace
+from typing import Annotated, Any, Dict, List, Optional
 
 from pydantic import ConfigDict, Field, ValidationError
 from pydantic.dataclasses import dataclass
 
-from .qdisc import AQMS, QdiscError, QueueSpec
+from ..network.qdisc import AQMS, QdiscError, QueueSpec
+from .keys import items, num, shown, sweep_error
 
-PRESET_DIR = Path(__file__).with_name("scenarios")
 #: sender MSS on a 1500-byte MTU with timestamps (what "segments" means here)
 MSS_BYTES = 1448
 KINDS = ("dumbbell", "parking-lot", "chain")
@@ -42,42 +39,6 @@ class ScenarioError(ValueError):
 #: string is not a number, a number not a list, true not 1) and its range
 #: when the scenario is built, and again by ``dataclasses.replace``
 MODEL = ConfigDict(strict=True, extra="forbid")
-
-
-def _bounds(lo: Optional[float], hi: Optional[float], above: bool, unit: str) -> Dict[str, Any]:
-    """pydantic bounds plus the words for them (shown in errors)."""
-    kw: Dict[str, Any] = {}
-    if lo is not None:
-        kw["gt" if above else "ge"] = lo
-    if hi is not None:
-        kw["le"] = hi
-    if lo is not None and hi is not None:
-        words = f"above {_num(lo)}, at most {_num(hi)}" if above else f"from {_num(lo)} to {_num(hi)}"
-    elif lo is not None:
-        words = f"above {_num(lo)}" if above else f"of at least {_num(lo)}"
-    else:
-        words = f"of at most {_num(hi)}" if hi is not None else ""
-    kw["json_schema_extra"] = {"range": words, "unit": unit}
-    return kw
-
-
-def _num(v: float) -> str:
-    return str(int(v)) if float(v).is_integer() else f"{v:g}"
-
-
-def num(default: Any, lo: Optional[float] = None, hi: Optional[float] = None, *,
-        above: bool = False, unit: str = "") -> Any:
-    """A number key with its allowed range: ``lo`` <= x (``lo`` < x if ``above``) <= ``hi``."""
-    return Field(default, **_bounds(lo, hi, above, unit))
-
-
-def items(factory: Callable[[], List[Any]], lo: Optional[float] = None,
-          hi: Optional[float] = None, *, above: bool = False, unit: str = "",
-          min_length: int = 0) -> Any:
-    """A list key; the range (if any) is each item's (the item type says it too)."""
-    kw = _bounds(lo, hi, above, unit)
-    kw.pop("gt", None), kw.pop("ge", None), kw.pop("le", None)
-    return Field(default_factory=factory, min_length=min_length, **kw)
 
 
 #: list items with their ranges
@@ -270,7 +231,9 @@ class Scenario:
                 try:
                     self.at({key: v})
                 except ValidationError as exc:
-                    raise ScenarioError(_sweep_error(key, exc)) from None
+                    field = "bulk_rev" if key == "rev_load" else key
+                    cls = TopologySpec if field in ("rate_mbit", "queue_pkts") else TrafficSpec
+                    raise ScenarioError(sweep_error(cls, field, key, exc)) from None
         tr = self.traffic
         loads = [tr.http_load_pct, *self.sweep.get("http_load_pct", [])]
         if any(loads) and not 1 <= tr.http_pairs <= len(t.rtts_ms):
@@ -327,7 +290,7 @@ class Scenario:
                 if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= len(topo.rtts_ms):
                     raise ScenarioError(f"sweep.cbr_calls values must each be a whole number "
                                         f"from 0 to {len(topo.rtts_ms)} (the number of pairs), "
-                                        f"not {_shown(v)}")
+                                        f"not {shown(v)}")
                 cbr = replace(traffic.cbr or CbrSpec(), pairs=list(range(1, v + 1)))
                 traffic = replace(traffic, cbr=cbr if v else None)
         return replace(self, topology=topo, traffic=traffic, sweep={})
@@ -367,205 +330,3 @@ def _fmt(v: Any) -> str:
     if isinstance(v, float) and v.is_integer():
         return str(int(v))
     return str(v)
-
-
-#: what the list-valued keys hold and an example of each, for the errors
-LIST_KEYS: Dict[str, Tuple[str, str]] = {
-    "cc": ("algorithm names", '["reno", "sync"]'),
-    "aqm": ("queue disciplines", '["droptail", "red-ecn"]'),
-    "rtts_ms": ("RTTs in ms, one per pair", "[40, 80]"),
-    "cross_hops": ("hop numbers", "[1, 3]"),
-    "measure": ("link names", '["lr"]'),
-    "rev_pairs": ("pair numbers, 1-based", "[1, 2]"),
-    "pairs": ("pair numbers, 1-based", "[1, 2]"),
-}
-
-
-def _what(value: Any) -> str:
-    """``value``'s kind as TOML calls it, with its article."""
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, dict):
-        return "a table"
-    if isinstance(value, list):
-        return "an empty list" if not value else "a list"
-    return f"a {type(value).__name__}"
-
-
-def _shown(value: Any) -> str:
-    """What the file said: ``a string like "fast"``, ``0``, ``true``, ``a list``."""
-    if isinstance(value, str):
-        return f'a string like "{value}"'
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return _num(value)
-    return _what(value)
-
-
-SCALAR_NAMES = {str: "a string", int: "a whole number", float: "a number", bool: "true or false"}
-
-
-def _scalar(hint: Any) -> Any:
-    """str, int, float or bool for a plain (or Optional) key of that type, else None."""
-    if get_origin(hint) is Union:
-        args = [a for a in get_args(hint) if a is not type(None)]
-        hint = args[0] if len(args) == 1 else None
-    if get_origin(hint) is Annotated:
-        hint = get_args(hint)[0]
-    return hint if hint in SCALAR_NAMES else None
-
-
-def _raw(value: Any) -> str:
-    """``value`` as TOML writes it."""
-    if isinstance(value, str):
-        return f'"{value}"'
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return _num(value)
-    return _what(value)
-
-
-def _range(cls: Any, key: str) -> Tuple[str, str]:
-    """The words for ``cls.key``'s range and its unit ("" if none)."""
-    extra = cls.__pydantic_fields__[key].json_schema_extra
-    if not isinstance(extra, dict):
-        return "", ""
-    return str(extra.get("range", "")), str(extra.get("unit", ""))
-
-
-def _must(cls: Any, key: str, name: str) -> str:
-    """What ``name`` (the key ``cls.key`` as the file spells it) must be, in words."""
-    hint = get_type_hints(cls, include_extras=True)[key]
-    words, unit = _range(cls, key)
-    if get_origin(hint) is list:
-        what, example = LIST_KEYS.get(key, ("values", "[...]"))
-        each = f" (each {words}{f' {unit}' if unit else ''})" if words else ""
-        return f"{name} must be a list of {what}{each}, e.g. {key} = {example}"
-    if get_origin(hint) is dict:
-        return f"{name} must be a table ([{name}])"
-    return (f"{name} must be {SCALAR_NAMES.get(_scalar(hint), 'a table')}"
-            + (f" {words}" if words else "") + (f" ({unit})" if unit else ""))
-
-
-def _model_error(cls: Any, exc: ValidationError, where: str, table: str) -> str:
-    """The first of pydantic's errors as one line: file, key, what it must be, what it is."""
-    err = exc.errors(include_url=False)[0]
-    loc = err["loc"]
-    key = str(loc[0]) if loc else ""
-    name = f"{table}.{key}" if table else key
-    if err["type"] == "missing":
-        return f"{where}: {name} is required"
-    if key not in cls.__pydantic_fields__:
-        return f"{where}: {name}: {err['msg']}"
-    value = err["input"]
-    if len(loc) > 1 and isinstance(loc[1], int):            # an item of a list
-        return f"{where}: {_must(cls, key, name)}, not {_what(value)} like {_raw(value)}"
-    hint = get_origin(get_type_hints(cls)[key])
-    if isinstance(value, (list, dict)) or hint is dict:
-        return f"{where}: {_must(cls, key, name)}, not {_what(value)}"
-    if hint is list:
-        return f"{where}: {_must(cls, key, name)}, not {_what(value)} like {_raw(value)}"
-    return f"{where}: {_must(cls, key, name)}, not {_shown(value)}"
-
-
-def _sweep_error(key: str, exc: ValidationError) -> str:
-    """A sweep value its key cannot take, as one line."""
-    field = {"bulk_rev": "bulk_rev", "rev_load": "bulk_rev"}.get(key, key)
-    cls = TopologySpec if field in ("rate_mbit", "queue_pkts") else TrafficSpec
-    must = _must(cls, field, "x").split(" must be ", 1)[1]
-    err = exc.errors(include_url=False)[0]
-    return f"sweep.{key} values must each be {must}, not {_shown(err['input'])}"
-
-
-def _build(cls: Any, data: Any, where: str, table: str = "") -> Any:
-    place = f"{where} [{table}]" if table else where
-    if not isinstance(data, dict):
-        raise ScenarioError(f"{where}: {table} must be a table ([{table}]), not {_what(data)}")
-    known = {f.name for f in fields(cls)}
-    unknown = set(data) - known
-    if unknown:
-        raise ScenarioError(f"{place}: unknown key(s) {', '.join(sorted(unknown))}; "
-                            f"known: {', '.join(sorted(known))}")
-    try:
-        return cls(**data)
-    except ValidationError as exc:
-        raise ScenarioError(_model_error(cls, exc, where, table)) from None
-
-
-def from_dict(data: Dict[str, Any], where: str = "scenario") -> Scenario:
-    """The scenario of a file's tables; ScenarioError (one line: file, key, what it must be)."""
-    data = dict(data)
-    topo = _build(TopologySpec, data.pop("topology", {}), where, "topology")
-    aqmp = _build(AqmSpec, data.pop("aqm_params", {}), where, "aqm_params")
-    traffic = data.pop("traffic", {})
-    traffic = dict(traffic) if isinstance(traffic, dict) else traffic
-    cbr = traffic.pop("cbr", None) if isinstance(traffic, dict) else None
-    tr = _build(TrafficSpec, traffic, where, "traffic")
-    if cbr is not None:
-        tr.cbr = _build(CbrSpec, cbr, where, "traffic.cbr")
-    sc = _build(Scenario, data, where)
-    sc.topology, sc.aqm_params, sc.traffic = topo, aqmp, tr
-    try:
-        sc.validate()
-    except ScenarioError as exc:
-        msg = str(exc)
-        raise ScenarioError(msg if msg.startswith(f"{where}: ") else f"{where}: {msg}") from None
-    return sc
-
-
-def updated(sc: Scenario, where: str, **changes: Any) -> Scenario:
-    """``sc`` with top-level keys changed (command-line options), checked like a file's."""
-    try:
-        return replace(sc, **changes)
-    except ValidationError as exc:
-        raise ScenarioError(_model_error(Scenario, exc, where, "")) from None
-
-
-def bulk_dumbbell(name: str, ccs: List[str], rate_mbit: float, rtt_ms: float, queue_pkts: int,
-                  flows: int, seconds: float, warmup_s: Optional[float] = None) -> Scenario:
-    """Each algorithm of ``ccs`` alone: ``flows`` bulk flows, one per pair of a dumbbell.
-
-    Every pair has base RTT ``rtt_ms``; only the forward bottleneck ``lr``
-    (a drop-tail queue of ``queue_pkts``) is sampled.  The flows run
-    ``warmup_s`` (default: a fifth of ``seconds``, at most 2 s) plus
-    ``seconds``, and every metric covers the last ``seconds``.  Validated.
-    """
-    warm = min(2.0, seconds / 5) if warmup_s is None else warmup_s
-    try:
-        sc = Scenario(name=name, cc=list(ccs), aqm=["droptail"], duration_s=seconds + warm,
-                      warmup_s=warm,
-                      topology=TopologySpec(kind="dumbbell", rate_mbit=rate_mbit,
-                                            rtts_ms=[rtt_ms] * flows, queue_pkts=queue_pkts,
-                                            measure=["lr"]),
-                      tcg_max_rate_mbit=100)
-    except ValidationError as exc:
-        cls, table = (TopologySpec, "topology") if exc.title == "TopologySpec" else (Scenario, "")
-        raise ScenarioError(_model_error(cls, exc, name, table)) from None
-    sc.validate()
-    return sc
-
-
-def presets() -> Dict[str, Path]:
-    return {p.stem: p for p in sorted(PRESET_DIR.glob("*.toml"), key=lambda p: p.stem)}
-
-
-def load(name_or_path: str) -> Scenario:
-    """A preset by name, or a scenario file by path."""
-    path = Path(name_or_path)
-    if not path.suffix == ".toml" or not path.exists():
-        found = presets().get(name_or_path)
-        if found is None:
-            raise ScenarioError(f"no scenario {name_or_path!r}: not a .toml file and not a preset "
-                                f"({', '.join(presets())})")
-        path = found
-    try:
-        data = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ScenarioError(f"{path}: {exc}") from exc
-    return from_dict(data, where=str(path))
