@@ -58,7 +58,8 @@ CASES: Dict[str, Any] = {
 
 def measure(label: str, sc: Scenario, platform: str, out: Path,
             log: Callable[[str], None]) -> Dict[str, Any]:
-    from .case.runner import RunError, run_scenario
+    from .case.errors import RunError
+    from .platform.run import run_scenario
 
     rundir = out / f"{label}-{platform}"
     row: Dict[str, Any] = {"case": label, "platform": platform,

@@ -193,7 +193,8 @@ def _run(args: argparse.Namespace, argv: Sequence[str], sc: Any, out: Path,
     args.capture = args.capture or sc.capture
     from rich.console import Console
 
-    from .case.runner import RunError, run_scenario
+    from .case.errors import RunError
+    from .platform.run import run_scenario
     from .network.topology import TopologyError
 
     console = Console(stderr=True)

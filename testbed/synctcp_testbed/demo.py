@@ -263,7 +263,8 @@ def main(argv: Optional[Sequence[str]] = None, backend: str = "netns",
         return 2
 
     from .analysis.report import write_report, write_summary_csv
-    from .case.runner import RunError, run_scenario
+    from .case.errors import RunError
+    from .platform.run import run_scenario
     from .network.topology import TopologyError
 
     log: Callable[[str], None] = lambda m: print(m, file=sys.stderr, flush=True)

@@ -23,7 +23,7 @@ from typing import Any, Dict, Iterator, List, Sequence
 
 from synctcp.modctl import CC_MODULES
 from synctcp_testbed.analysis.rundir import Bottleneck, CaseSummary, load_run
-from synctcp_testbed.case.runner import run_scenario
+from synctcp_testbed.platform.run import run_scenario
 from synctcp_testbed.scenario import bulk_dumbbell, load as load_scenario
 
 import pytest

@@ -9,7 +9,8 @@ import pytest
 
 from synctcp_testbed.traffic import http
 from synctcp_testbed.traffic.nginx import conf, make_www
-from synctcp_testbed.case.runner import HttpPair, Plan, nginx_setup, servers_script
+from synctcp_testbed.case.scripts import nginx_setup, servers_script
+from synctcp_testbed.plan.flows import HttpPair, Plan
 from synctcp_testbed.scenario import ScenarioError, from_dict
 
 

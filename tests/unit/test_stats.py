@@ -112,7 +112,7 @@ def test_repeat_key_is_validated() -> None:
 
 
 def test_start_jitter_comes_from_the_seed() -> None:
-    from synctcp_testbed.case.runner import plan_case
+    from synctcp_testbed.plan.flows import plan_case
 
     class Topo:
         def addr(self, node: str) -> str:

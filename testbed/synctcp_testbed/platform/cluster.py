@@ -1,6 +1,6 @@
 """Cases on a Dask cluster: ``--dask ADDRESS`` and ``--slurm`` (docs/scaling.md).
 
-Each case is one ``dask.distributed`` task, :func:`synctcp_testbed.platform.executor.case_task`:
+Each case is one ``dask.distributed`` task, :func:`synctcp_testbed.platform.uml.case_task`:
 a worker runs the case in its own User-Mode Linux instance (simulated time,
 so the figures do not depend on which host ran it or on what else it ran)
 and returns the case directory, as a tar archive, or leaves it under
@@ -40,8 +40,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from .executor import Outcome, _pythonpath, case_task
 from .choose import PlatformError
+from .prepare import pythonpath
+from .uml import Outcome, case_task
 
 #: seconds to wait for a scheduler to answer, and for its first worker
 CONNECT_TIMEOUT_S = 20.0
@@ -166,7 +167,7 @@ class DaskPool:
                 queue=s.partition, cores=s.cores, processes=1, memory=s.memory,
                 walltime=s.walltime, python=sys.executable, interface=s.interface,
                 log_directory=str(logs), job_extra_directives=list(s.job_extra_directives),
-                job_script_prologue=[f"export PYTHONPATH={_pythonpath()}"])
+                job_script_prologue=[f"export PYTHONPATH={pythonpath()}"])
             self.cluster.scale(jobs=s.jobs)
         except Exception as exc:    # noqa: BLE001 - sbatch's own error, in one line
             self.close()

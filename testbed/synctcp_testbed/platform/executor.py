@@ -1,73 +1,37 @@
-"""Execute a run's cases on a platform (:mod:`synctcp_testbed.platform.choose`).
+"""Execute a run's cases on its platform (:mod:`synctcp_testbed.platform.choose`).
 
 * here (``native``, or already inside an instance): one after another, in
   this process;
-* ``uml``: each case in its own User-Mode Linux instance (``scripts/umlrun``
-  running :mod:`synctcp_testbed.platform.worker`), up to ``jobs`` at once in threads
-  of this process, or as tasks of a Dask cluster (:mod:`synctcp_testbed.platform.cluster`:
-  ``--dask``, ``--slurm``): simulated time makes a case's figures independent
-  of what else the host runs, and of which host runs it;
-* ``kvm`` / ``tcg``: one VM (``scripts/vmrun``) runs them all, in order.
+* ``uml``: each case in its own User-Mode Linux instance, as tasks of a
+  pool (:mod:`.uml`: threads here, or a Dask cluster, :mod:`.cluster`);
+* ``kvm`` / ``tcg``: one VM runs them all, in order (:mod:`.vm`).
 
-Every case leaves ``CASE/result.json`` or ``CASE/error.txt``; on UML also
-``CASE/uml/`` (console, dmesg, meta.json with wall and simulated seconds),
-``CASE/case.log`` (the worker's output) and ``CASE/where.json`` (host,
-worker, wall seconds).  The results come back in the order of the cases,
-whatever order they finished in.
-
-On UML a case is one task, :func:`case_task`: it runs the case into a fresh
-staging directory of its own and hands that back whole; only this process
-puts it in place (:func:`install_case`, a rename), once per case.  A task
-that died half-way (its worker killed) leaves only an orphaned staging
-directory, never a half-written case, so a rerun elsewhere starts clean and
-nothing is counted twice.
+Every case leaves ``CASE/result.json`` or ``CASE/error.txt``.  The results
+come back in the order of the cases, whatever order they finished in.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import io
 import json
 import os
 import shutil
-import socket
-import subprocess
-import sys
 import tarfile
 import threading
 import time
-import uuid
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional, Protocol, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .choose import Platform, PlatformError, repo, uml_series
-from ..scenario import Case, ScenarioError, from_dict
+from ..plan.planfile import load_plan
+from ..scenario import Case
+from .choose import Platform, PlatformError
+from .uml import STAGE, CasePool, LocalPool, install_case, uml_cost
+from .vm import run_in_vm
 
 Log = Callable[[str], None]
 
 
 class CaseFailed(RuntimeError):
     """A case did not produce a result; ``args[0]`` is the case id, ``args[1]`` why."""
-
-
-def load_plan(rundir: Path) -> Dict[str, Any]:
-    try:
-        return json.loads((rundir / "plan.json").read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ScenarioError(f"{rundir}/plan.json: {exc}") from exc
-
-
-def plan_cases(plan: Dict[str, Any]) -> List[Case]:
-    """The cases of a plan, as run_scenario listed them."""
-    sc = from_dict(plan["scenario"], where="plan.json")
-    return sc.cases(plan.get("ccs"), plan.get("aqms"))
-
-
-def write_plan(rundir: Path, scenario: Dict[str, Any], ccs: Optional[List[str]],
-               aqms: Optional[List[str]]) -> None:
-    (rundir / "plan.json").write_text(json.dumps(
-        {"scenario": scenario, "ccs": ccs, "aqms": aqms}, indent=1) + "\n")
 
 
 def default_jobs(plat: Platform) -> int:
@@ -86,68 +50,6 @@ def check_jobs(plat: Platform, jobs: Optional[int]) -> int:
     return jobs
 
 
-#: the packages an instance imports, as this process does
-PACKAGES = ("synctcp", "synctcp_testbed", "synctcp_mininet")
-
-
-def package_dirs() -> List[Path]:
-    """The directory of each of :data:`PACKAGES` this process imports (or would)."""
-    dirs = []
-    for name in PACKAGES:
-        spec = importlib.util.find_spec(name)
-        if spec is not None and spec.submodule_search_locations:
-            dirs.append(Path(list(spec.submodule_search_locations)[0]).resolve())
-    return dirs
-
-
-def _pythonpath() -> str:
-    """PYTHONPATH of an instance: where this process found the packages, then the caller's."""
-    own = [str(d.parent) for d in package_dirs()]
-    own = list(dict.fromkeys(own))
-    old = [p for p in os.environ.get("PYTHONPATH", "").split(":") if p and p not in own]
-    return ":".join(own + old)
-
-
-def prepare(plat: Platform, log: Log) -> Dict[str, Any]:
-    """Build what the platform's instances need; what they will run on."""
-    from .helpers import flowgen_path, qsampler_path
-
-    qsampler_path()                 # compiled here: fast, and the instances share them
-    flowgen_path()
-    # Byte-compile the packages here, so that every instance loads the same
-    # .pyc files and none writes them (PYTHONDONTWRITEBYTECODE inside): a
-    # process's own work moves simulated time by microseconds (each clock read
-    # costs 256 ns), so an instance that compiled while another loaded would
-    # not repeat it (docs/platform.md, "Determinism").
-    compileall = subprocess.run([sys.executable, "-m", "compileall", "-q",
-                                 *(str(d) for d in package_dirs())],
-                                capture_output=True, text=True)
-    if compileall.returncode != 0:
-        raise PlatformError(f"python -m compileall: {compileall.stdout.strip()[-300:]}")
-    if plat.here:
-        return {}
-    if plat.name == "uml":
-        if _PREPARED.get("uml"):
-            return {"series": uml_series()}
-        series = uml_series()
-        log(f"UML {series}: checking the kernel and the modules built for it "
-            f"(uml/build-uml.sh; the first build takes 10-15 minutes)")
-        build = repo("the uml platform") / "uml" / "build-uml.sh"
-        res = subprocess.run(["nice", "-n", "10", str(build),
-                              "--series", series], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, text=True)
-        if res.returncode != 0:
-            raise PlatformError(f"UML {series} kernel: {res.stderr.strip().splitlines()[-1:]}")
-        _PREPARED["uml"] = True
-        return {"series": series}
-    res = subprocess.run(["make", "-s", "-C", str(repo(f"the {plat.name} platform")), "modules"],
-                         capture_output=True,
-                         text=True)
-    if res.returncode != 0:
-        raise PlatformError(f"make modules: {res.stderr.strip()[-300:]}")
-    return {}
-
-
 def _result(cdir: Path) -> Tuple[Optional[Dict[str, Any]], Optional[str]]:
     try:
         return json.loads((cdir / "result.json").read_text()), None
@@ -162,243 +64,6 @@ def _result(cdir: Path) -> Tuple[Optional[Dict[str, Any]], Optional[str]]:
     except OSError:
         tail = []
     return None, " | ".join(tail) or "no result and no error"
-
-
-def uml_cost(cdir: Path) -> Optional[Dict[str, Any]]:
-    """Wall and simulated seconds of a case's UML instance (umlrun's meta.json)."""
-    try:
-        m = json.loads((cdir / "uml" / "meta.json").read_text())
-    except (OSError, json.JSONDecodeError):
-        return None
-    sim, wall = m.get("command_sim_s"), m.get("command_wall_s")
-    return {"release": m.get("release"), "time_mode": m.get("time_mode"),
-            "userspace": m.get("userspace"), "random_seed": m.get("random_seed"),
-            "wall_s": m.get("wall_s"), "command_wall_s": wall, "command_sim_s": sim,
-            "sim_per_wall": round(sim / wall, 3) if sim and wall else None}
-
-
-#: staging directories of a run directory's cases (removed when the run ends)
-STAGE = ".stage"
-
-
-def _uml_case(case_id: str, rundir: Path, seed: int, capture: bool, backend: str) -> None:
-    """Run case ``case_id`` of ``rundir/plan.json`` in a UML instance, into ``rundir/CASE``."""
-    cdir = rundir / case_id
-    cdir.mkdir(parents=True, exist_ok=True)
-    for name in ("result.json", "error.txt"):
-        (cdir / name).unlink(missing_ok=True)
-    rw = [d for d in os.environ.get("SYNCTCP_UML_RW", "").split(":") if d]
-    env = dict(os.environ, PYTHONPATH=_pythonpath(), SYNCTCP_UML_RUNDIR=str(cdir / "uml"),
-               PYTHONDONTWRITEBYTECODE="1",
-               SYNCTCP_UML_SEED=str(seed), SYNCTCP_UML_RW=":".join([str(rundir), *rw]),
-               PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
-    top = repo("the uml platform")
-    cmd = [str(top / "scripts" / "umlrun"), "--", sys.executable, "-m",
-           "synctcp_testbed.platform.worker", str(rundir), case_id, "--backend", backend,
-           *(["--capture"] if capture else [])]
-    with open(cdir / "case.log", "w") as logf:
-        # umlrun stops its instance on SIGTERM: sent when the thread that
-        # started it dies, e.g. a Dask worker killed in the middle of a case
-        subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT,
-                       env=env, cwd=str(top), preexec_fn=_die_with_parent)
-
-
-def _die_with_parent() -> None:
-    import ctypes
-    import signal
-
-    PR_SET_PDEATHSIG = 1
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-
-
-_prepared = threading.Lock()
-_PREPARED: Dict[str, bool] = {}
-
-
-def _prepare_here() -> None:
-    """What a case needs on this host (a Dask worker's first case): :func:`prepare`, once."""
-    with _prepared:
-        if not _PREPARED.get("uml"):
-            prepare(Platform("uml", "a worker"), lambda m: None)
-
-
-def where_am_i() -> Dict[str, Any]:
-    """The host, process and (inside a Dask task) worker address running this."""
-    worker = "local"
-    try:
-        from distributed import get_worker
-
-        worker = get_worker().address
-    except (ImportError, ValueError):
-        pass
-    return {"host": socket.gethostname(), "worker": worker, "pid": os.getpid()}
-
-
-def stage_home() -> Path:
-    """Where every case instance runs: ``~/.cache/synctcp/stage`` (writable in UML already).
-
-    The same place for every executor: the instance sees the same file
-    system, mounts and path lengths whoever started it, so its simulated run
-    is the same to the last digit (an extra writable mount, e.g. the run
-    directory outside the repository, changes how long the instance takes to
-    boot in simulated time, and with it every figure).
-    """
-    from .helpers import cache_dir
-
-    return cache_dir().parent / "stage"
-
-
-#: a staging directory this old is what a killed task left (no case runs for days)
-STALE_S = 2 * 86400
-
-
-def _sweep_stale(home: Path) -> None:
-    try:
-        old = [d for d in home.iterdir() if time.time() - d.stat().st_mtime > STALE_S]
-    except OSError:
-        return
-    for d in old:
-        shutil.rmtree(d, ignore_errors=True)
-
-
-def case_task(plan: Dict[str, Any], case_id: str, seed: int, capture: bool, backend: str,
-              shared: Optional[str] = None) -> Dict[str, Any]:
-    """Run one case of ``plan`` in a UML instance, wherever this is called; what it left.
-
-    The case runs into a new directory of its own, ``stage_home()/CASE.TOKEN/CASE``.
-    Returns ``{"case", "where", "dir"}`` when the caller can read that
-    directory: ``shared`` given (a directory the caller sees too; the case
-    directory is moved under it) or this process is the caller's (a local
-    job); else ``{"case", "where", "tar"}``, the case directory as a tar
-    archive, the staging directory removed.
-    """
-    _prepare_here()
-    t0 = time.monotonic()
-    home = stage_home()
-    run = home / f"{case_id}.{uuid.uuid4().hex[:12]}"
-    local = shared is None and where_am_i()["worker"] == "local"
-    _sweep_stale(home)
-    try:
-        run.mkdir(parents=True)
-        (run / "plan.json").write_text(json.dumps(plan, indent=1) + "\n")
-        _uml_case(case_id, run, seed, capture, backend)
-        where = dict(where_am_i(), wall_s=round(time.monotonic() - t0, 3))
-        if local:
-            return {"case": case_id, "where": where, "dir": str(run / case_id), "stage": str(run)}
-        if shared:
-            dest = Path(shared) / run.name
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(str(run / case_id), dest)
-            return {"case": case_id, "where": where, "dir": str(dest), "stage": str(dest)}
-        buf = io.BytesIO()
-        with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-            # files and directories: not the instance's fifos, nothing outside
-            tar.add(run / case_id, arcname=".",
-                    filter=lambda m: m if m.isfile() or m.isdir() else None)
-        return {"case": case_id, "where": where, "tar": buf.getvalue()}
-    finally:
-        if not local:
-            shutil.rmtree(run, ignore_errors=True)
-
-
-def _extract_case(tar: tarfile.TarFile, dest: Path, case: str) -> None:
-    """Extract a case's archive under ``dest`` only: tarfile's "data" filter
-    where this Python has it (3.11.4+; Debian 12's is 3.11.2), else the same
-    refusals by hand (absolute or escaping names, links, devices)."""
-    if hasattr(tarfile, "data_filter"):
-        tar.extractall(dest, filter="data")
-        return
-    root = dest.resolve()
-    for m in tar.getmembers():
-        target = (root / m.name).resolve()
-        if not (m.isfile() or m.isdir()) or os.path.isabs(m.name) or \
-                (target != root and root not in target.parents):
-            raise CaseFailed(case, f"its archive holds {m.name!r}, which is not a plain "
-                                   f"file or directory under the case")
-    tar.extractall(dest)
-
-
-def install_case(out: Path, got: Dict[str, Any]) -> None:
-    """Put a case directory :func:`case_task` returned in place as ``out/CASE``, at once.
-
-    It is assembled in ``out/.stage`` and renamed over whatever ``out/CASE``
-    held (a failed or interrupted earlier attempt), so ``out/CASE`` is always
-    one attempt's directory, whole.
-    """
-    case = got["case"]
-    stage = out / STAGE
-    stage.mkdir(parents=True, exist_ok=True)
-    tmp = stage / f"{case}.in-{uuid.uuid4().hex[:12]}"
-    if "tar" in got:
-        tmp.mkdir()
-        with tarfile.open(fileobj=io.BytesIO(got["tar"]), mode="r:gz") as tar:
-            _extract_case(tar, tmp, case)
-    else:
-        shutil.move(got["dir"], tmp)        # a rename on one file system, else a copy
-        shutil.rmtree(got["stage"], ignore_errors=True)
-    (tmp / "where.json").write_text(json.dumps(got["where"], indent=1) + "\n")
-    dest = out / case
-    if dest.exists():
-        old = stage / f"{case}.old-{uuid.uuid4().hex[:12]}"
-        dest.rename(old)
-        tmp.rename(dest)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        tmp.rename(dest)
-
-
-Outcome = Tuple[int, Optional[Dict[str, Any]], Optional[str]]
-
-
-class CasePool(Protocol):
-    """Where :func:`case_task` runs: threads here (:class:`LocalPool`) or a Dask cluster."""
-
-    kind: str
-
-    def describe(self) -> str:
-        """The pool's size, for the log: e.g. ``2 local jobs``, ``Dask tcp://...: 2 workers``."""
-        ...
-
-    def info(self) -> Dict[str, Any]:
-        """What meta.json records of it."""
-        ...
-
-    def stage_root(self, out: Path) -> Optional[str]:
-        """A directory the workers and this process share, for the finished case
-        directories (None: the workers send them back, or they are local)."""
-        ...
-
-    def run(self, calls: Sequence[Tuple[Any, ...]]) -> Iterator[Outcome]:
-        """``case_task(*call)`` for each call; (index, its return, None) or (index, None, why)
-        as they finish."""
-        ...
-
-
-class LocalPool:
-    """``--jobs N``: up to N cases at once, each in its own UML instance on this host."""
-
-    kind = "local"
-
-    def __init__(self, jobs: int) -> None:
-        self.jobs = jobs
-
-    def describe(self) -> str:
-        return f"{self.jobs} local job{'s' if self.jobs > 1 else ''}"
-
-    def info(self) -> Dict[str, Any]:
-        return {"kind": "local", "jobs": self.jobs, "host": socket.gethostname()}
-
-    def stage_root(self, out: Path) -> Optional[str]:
-        return None
-
-    def run(self, calls: Sequence[Tuple[Any, ...]]) -> Iterator[Outcome]:
-        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
-            futures = {pool.submit(case_task, *call): i for i, call in enumerate(calls)}
-            for f in as_completed(futures):
-                try:
-                    yield futures[f], f.result(), None
-                except Exception as exc:    # noqa: BLE001 - the case failed, say why
-                    yield futures[f], None, f"{type(exc).__name__}: {exc}"
 
 
 def execute(plat: Platform, cases: List[Case], out: Path, jobs: int, log: Log,
@@ -483,14 +148,9 @@ def execute(plat: Platform, cases: List[Case], out: Path, jobs: int, log: Log,
         if stage:
             shutil.rmtree(stage, ignore_errors=True)    # --shared-dir: what dead tasks left
     else:
-        env = dict(os.environ, PYTHONPATH=_pythonpath(), SYNCTCP_PLATFORM=plat.name)
-        top = repo(f"the {plat.name} platform")
-        cmd = [str(top / "scripts" / "vmrun"), "--platform", plat.name, "--", sys.executable,
-               "-m", "synctcp_testbed.platform.worker", str(out), *(c.id for c in cases),
-               "--backend", backend, *(["--capture"] if capture else [])]
         log(f"{n} cases in one {plat.name} VM (scripts/vmrun)")
         t = time.monotonic()
-        subprocess.run(cmd, stdin=subprocess.DEVNULL, env=env, cwd=str(top))
+        run_in_vm(plat, [c.id for c in cases], out, capture, backend)
         for i in range(n):
             done(i, time.monotonic() - t)
     return [r for r in results if r is not None], failed

@@ -2,10 +2,10 @@
 
     python3 -m synctcp_testbed.platform.worker RUNDIR CASE_ID [CASE_ID ...] [--capture] [--backend B]
 
-``RUNDIR/plan.json`` (written by :func:`synctcp_testbed.case.runner.run_scenario`)
+``RUNDIR/plan.json`` (written by :func:`synctcp_testbed.platform.run.run_scenario`)
 holds the resolved scenario and the algorithms and queues asked for; each
 case id names one of its cases.  For each case this runs
-:class:`~synctcp_testbed.case.runner.CaseRun` into ``RUNDIR/CASE_ID/`` and
+:class:`~synctcp_testbed.case.lifecycle.CaseRun` into ``RUNDIR/CASE_ID/`` and
 writes ``result.json`` there (the case's figures), or ``error.txt`` (one
 line) when it failed, and ``host.json`` (kernel, platform, modules).
 Exit status: 0 when every case ran, 1 when one failed, 2 for bad input.
@@ -20,15 +20,17 @@ import platform
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Optional, Sequence
 
-from .executor import load_plan, plan_cases, write_plan  # noqa: F401 (worker.write_plan)
+from ..plan.planfile import load_plan, plan_cases
 from ..scenario import ScenarioError
 
 
 def run_cases(rundir: Path, ids: Sequence[str], capture: bool = False,
               backend: str = "netns") -> int:
-    from ..case.runner import CaseRun, RunError, module_info
+    from ..case.errors import RunError
+    from ..case.kernel import module_info
+    from ..case.lifecycle import CaseRun
     from ..network.topology import TopologyError
 
     cases = {c.id: c for c in plan_cases(load_plan(rundir))}
