@@ -27,6 +27,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from synctcp.pipe import stdout_closed
 
+from .analysis.rundir import RunDirError
 from .network.qdisc import AQMS
 from .scenario import VARIANTS, ScenarioError, load, presets, updated
 
@@ -439,7 +440,7 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "synctcp-testbed") ->
         rc = commands[args.command](args) if args.command in commands else cmd_run(args, argv)
         sys.stdout.flush()          # a closed pipe shows here, not at exit
         return rc
-    except ScenarioError as exc:
+    except (ScenarioError, RunDirError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

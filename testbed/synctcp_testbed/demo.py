@@ -282,13 +282,13 @@ def main(argv: Optional[Sequence[str]] = None, backend: str = "netns",
                                       command=command, backend=backend, **args.run_opts)
                 run = load_run(rundir)
                 part_rows = table_rows(run)
+                write_summary_csv(run)
+                if not args.no_report:
+                    write_report(run)
             except (RunError, TopologyError, RunDirError) as exc:
                 print(f"{name}: {part.label}: {exc}", file=sys.stderr)
                 rc = 1
                 break
-            write_summary_csv(run)
-            if not args.no_report:
-                write_report(run)
             runs.append(run)
             rows.append(part_rows)
             print_table(part_rows, part.title)

@@ -46,7 +46,7 @@ def write_queue(path: Path, base: float, rows: int = 300, truncated: bool = Fals
     return rows
 
 
-def write_tcp(path: Path, samples: int = 60) -> int:
+def write_tcp(path: Path, samples: int = 60, truncated: bool = False) -> int:
     """Sender samples: flows f01, f02 (matching flows.json) and one unmatched socket."""
     with open(path, "w") as fh:
         for i in range(samples):
@@ -57,7 +57,8 @@ def write_tcp(path: Path, samples: int = 60) -> int:
                                                          "rtt_us": 41000},
                               "synctcp": None})
             fh.write(json.dumps({"t": T_START + i * 0.05, "sockets": socks}) + "\n")
-        fh.write('{"t": 200.0, "sockets": [{"src": "10.0')  # truncated last line
+        if truncated:
+            fh.write('{"t": 200.0, "sockets": [{"src": "10.0')  # cut off: no newline
     return samples
 
 
@@ -111,7 +112,7 @@ def make_run(root: Path, scenario: str = SCENARIO, with_samples: bool = True) ->
         cdir = root / cid
         cdir.mkdir()
         for j, link in enumerate(LINKS[cid]):
-            write_queue(cdir / f"queue-{link}.csv", MEAN_PKTS[cid] + j, truncated=is_sync)
+            write_queue(cdir / f"queue-{link}.csv", MEAN_PKTS[cid] + j)
         if cc == "cubic":
             continue  # no tcp jsonl, flows.json or http.csv
         write_tcp(cdir / "tcp-snd.jsonl")
@@ -298,7 +299,7 @@ def test_summary_csv_rows(built: Dict[str, Any]) -> None:
     assert built["csv"].read_text() == first
 
 
-def test_loaders_skip_truncated_lines(built: Dict[str, Any]) -> None:
+def test_loaders_read_every_line(built: Dict[str, Any]) -> None:
     cdir = built["run"] / "sync-droptail"
     assert len(read_queue_csv(cdir / "queue-r0r1.csv")) == 300
     assert len(list(read_tcp_jsonl(cdir / "tcp-snd.jsonl"))) == 60
@@ -309,6 +310,37 @@ def test_loaders_skip_truncated_lines(built: Dict[str, Any]) -> None:
     assert case is not None and case.queue_links() == ["r0r1", "r1r2"]
     assert run.case("cubic-droptail").http() == []  # type: ignore[union-attr]
     assert run.links() == ["r0r1", "r1r2"]
+
+
+def test_a_cut_off_last_line_is_an_error_naming_file_and_line(tmp_path: Path) -> None:
+    """A sample is read or the reader fails: a writer stopped mid-line loses nothing silently."""
+    queue, tcp = tmp_path / "queue-lr.csv", tmp_path / "tcp-s1.jsonl"
+    write_queue(queue, 10.0, rows=5, truncated=True)
+    with pytest.raises(RunDirError, match=r"queue-lr.csv:7: the last line is cut off"):
+        read_queue_csv(queue)
+    write_tcp(tcp, samples=3, truncated=True)
+    with pytest.raises(RunDirError, match=r"tcp-s1.jsonl:4: the last line is cut off"):
+        list(read_tcp_jsonl(tcp))
+    tcp.write_text('{"t": 1.0, "sockets": []}\n{"t": 2.0}\n')
+    with pytest.raises(RunDirError, match=r"tcp-s1.jsonl:2: not a sample"):
+        list(read_tcp_jsonl(tcp))
+    queue.write_text("t,qlen_pkts,backlog_bytes,drops,sent_pkts,sent_bytes\n1,2,3,4,5,inf\n")
+    with pytest.raises(RunDirError, match=r"queue-lr.csv:2: sent_bytes is 'inf', not a number"):
+        read_queue_csv(queue)
+    queue.write_text("t,qlen_pkts,backlog_bytes,drops,sent_pkts,sent_bytes\n1,2,3,4,5,6\n")
+    assert read_queue_csv(queue)[0].marks == 0.0        # a run from before the marks column
+
+
+def test_report_of_a_run_with_a_bad_file_is_one_line(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture) -> None:
+    run = make_run(tmp_path / "run")
+    with open(run / "sync-droptail" / "queue-r0r1.csv", "a") as fh:
+        fh.write("12.5,x,0,0,0,0,0\n")
+    assert report.main([str(run)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("report: ") and err.endswith("queue-r0r1.csv:302: qlen_pkts is 'x', "
+                                                       "not a number")
+    assert "\n" not in err
 
 
 def test_http_split_and_cwnd_labels(built: Dict[str, Any]) -> None:

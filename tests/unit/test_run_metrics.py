@@ -29,7 +29,7 @@ from synctcp_testbed.plan.flows import Flow, HttpPair, Plan
 from synctcp_testbed.analysis import stats
 from synctcp_testbed.traffic.flowgen import (FlowgenError, parse_result, total_at, window_bytes,
                                      window_retrans)
-from synctcp_testbed.traffic.http import CSV_FIELDS
+from synctcp_testbed.traffic.http.records import CSV_FIELDS
 from synctcp_testbed.scenario import Case, from_dict
 
 GO = 100.0

@@ -23,6 +23,7 @@ from synctcp_testbed.case import kernel, lifecycle, scripts
 from synctcp_testbed.case.errors import RunError
 from synctcp_testbed.platform import run
 from synctcp_testbed.analysis.metrics import queue_stats
+from synctcp_testbed.analysis.rundir import QueueSample
 from synctcp_testbed.network.qdisc import AQMS, NETEM_LIMIT, Egress, QdiscError, QueueSpec
 from synctcp_testbed.case.collect import is_core
 from synctcp_testbed.case.scripts import clients_script, servers_script
@@ -903,13 +904,13 @@ def test_show_of_a_bad_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixtur
 # metrics
 
 
-def ramp(n: int, hz: float, t0: float, rate_mbit: float) -> List[Dict[str, float]]:
+def ramp(n: int, hz: float, t0: float, rate_mbit: float) -> List[QueueSample]:
     """Queue rising 0, 1, 2, ... packets; link sending at 80 %, a drop every 7th sample."""
     out, sent_b, sent_p, drops = [], 0.0, 0.0, 0.0
     per_b = rate_mbit * 1e6 / 8 * 0.8 / hz
     for i in range(n):
-        out.append({"t": t0 + i / hz, "qlen_pkts": float(i), "backlog_bytes": 1500.0 * i,
-                    "drops": drops, "sent_pkts": sent_p, "sent_bytes": sent_b})
+        out.append(QueueSample(t=t0 + i / hz, qlen_pkts=float(i), backlog_bytes=1500.0 * i,
+                               drops=drops, sent_pkts=sent_p, sent_bytes=sent_b, marks=0.0))
         sent_b += per_b
         sent_p += per_b / 1500
         drops += 1 if i % 7 == 0 else 0
@@ -919,13 +920,13 @@ def ramp(n: int, hz: float, t0: float, rate_mbit: float) -> List[Dict[str, float
 def test_queue_stats_of_a_ramp() -> None:
     s = ramp(200, 50, 10.0, 20)
     q = queue_stats(s, rate_mbit=20)
-    qlen = [x["qlen_pkts"] for x in s]
+    qlen = [x.qlen_pkts for x in s]
     mean = sum(qlen) / len(qlen)
     p95 = sorted(qlen)[math.ceil(0.95 * len(qlen)) - 1]
-    drops = s[-1]["drops"] - s[0]["drops"]
-    sent = int(s[-1]["sent_pkts"] - s[0]["sent_pkts"])
-    span = s[-1]["t"] - s[0]["t"]
-    util = (s[-1]["sent_bytes"] - s[0]["sent_bytes"]) * 8 / span / 20e6
+    drops = s[-1].drops - s[0].drops
+    sent = int(s[-1].sent_pkts - s[0].sent_pkts)
+    span = s[-1].t - s[0].t
+    util = (s[-1].sent_bytes - s[0].sent_bytes) * 8 / span / 20e6
     assert q.samples == 200
     assert q.mean_pkts == pytest.approx(mean) == pytest.approx(99.5)
     assert q.p95_pkts == p95 == 189
@@ -940,17 +941,17 @@ def test_queue_stats_of_a_ramp() -> None:
 def test_queue_stats_excludes_samples_outside_start_and_end() -> None:
     s = ramp(300, 100, 0.0, 10)
     # spikes outside the interval that must not count
-    s[0]["qlen_pkts"] = s[-1]["qlen_pkts"] = 1e6
+    s[0], s[-1] = s[0]._replace(qlen_pkts=1e6), s[-1]._replace(qlen_pkts=1e6)
     start, end = 1.0, 2.0
-    kept = [x for x in s if start <= x["t"] <= end]
+    kept = [x for x in s if start <= x.t <= end]
     q = queue_stats(s, rate_mbit=10, start_s=start, end_s=end)
     assert q.samples == len(kept) == 101
-    assert q.mean_pkts == pytest.approx(sum(x["qlen_pkts"] for x in kept) / len(kept))
-    assert q.max_pkts == kept[-1]["qlen_pkts"] == 200
-    assert q.drops == kept[-1]["drops"] - kept[0]["drops"]
-    assert q.drops < s[-1]["drops"]
+    assert q.mean_pkts == pytest.approx(sum(x.qlen_pkts for x in kept) / len(kept))
+    assert q.max_pkts == kept[-1].qlen_pkts == 200
+    assert q.drops == kept[-1].drops - kept[0].drops
+    assert q.drops < s[-1].drops
     # the interval is closed at both ends
-    assert queue_stats(s, 10, start_s=kept[0]["t"], end_s=kept[-1]["t"]).samples == 101
+    assert queue_stats(s, 10, start_s=kept[0].t, end_s=kept[-1].t).samples == 101
 
 
 @pytest.mark.parametrize("toml,msg", [

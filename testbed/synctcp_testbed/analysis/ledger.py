@@ -419,7 +419,7 @@ def gu(sec: Section, figs: Path) -> None:
 def pooled_rt_hist(cases: Cases) -> Dict[str, Dict[int, int]]:
     """The response-time histograms (``http.rt_hist``) of ``cases`` added up,
     bin by bin: the seeds of one case pooled.  Cases without one add nothing."""
-    from ..traffic.http import RT_BINS
+    from .http import RT_BINS
 
     out: Dict[str, Dict[int, int]] = {"small": {}, "large": {}}
     for c in cases:
@@ -440,7 +440,7 @@ def pooled_rt_hist(cases: Cases) -> Dict[str, Dict[int, int]]:
 def rt_curve(hist: Dict[int, int], ccdf: bool) -> Tuple[List[float], List[float]]:
     """The CDF (P(X < upper edge), at each bin's upper edge) or the CCDF
     (P(X >= lower edge), at each bin's lower edge) of a pooled histogram."""
-    from ..traffic.http import rt_bin_edges_ms
+    from .http import rt_bin_edges_ms
 
     total = sum(hist.values())
     xs: List[float] = []
@@ -467,7 +467,7 @@ def _plot_rt(path: Path, ccdf: bool, loads: Sequence[float], order: Sequence[str
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..traffic.http import SMALL_RESPONSE_MAX, WITHIN_MS
+    from .http import SMALL_RESPONSE_MAX, WITHIN_MS
 
     if not any(sum(h.values()) for parts in hists.values() for h in parts.values()):
         return None

@@ -1,19 +1,17 @@
 """Metrics of a run, each one function with its definition.
 
-Queue samples are rows of :mod:`synctcp_testbed.measure.qsampler`: time, queue
-length in packets and bytes, and the qdisc's cumulative drop and departure
-counters.
+Queue samples are the rows of ``queue-LINK.csv`` (written by qsampler.c,
+read by :func:`.rundir.read_queue_csv`): time, queue length in packets and
+bytes, and the qdisc's cumulative drop, departure and mark counters.
 """
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Dict, List, Sequence, Union
+from typing import Iterable, List, Sequence, Tuple
 
-Sample = Dict[str, float]
+from .rundir import QueueSample
 
 
 @dataclass
@@ -31,15 +29,6 @@ class QueueStats:
     sent_pkts: int
     drop_pct: float
     utilization: float
-
-
-def read_samples(path: Union[str, Path]) -> List[Sample]:
-    """Rows of a qsample CSV as dicts of floats (empty if there is none)."""
-    try:
-        with open(path, newline="") as fh:
-            return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(fh)]
-    except FileNotFoundError:
-        return []
 
 
 def percentile(values: Sequence[float], pct: float) -> float:
@@ -71,20 +60,20 @@ def utilization(sent_bytes: float, seconds: float, rate_mbit: float) -> float:
     return sent_bytes * 8 / seconds / (rate_mbit * 1e6)
 
 
-def queue_stats(samples: List[Sample], rate_mbit: float, start_s: float = -math.inf,
+def queue_stats(samples: Sequence[QueueSample], rate_mbit: float, start_s: float = -math.inf,
                 end_s: float = math.inf) -> QueueStats:
     """Statistics of the samples taken with ``start_s <= t <= end_s``.
 
     Counters (drops, departures) are differences over the kept interval.
     """
-    kept = [s for s in samples if start_s <= s["t"] <= end_s]
+    kept = [s for s in samples if start_s <= s.t <= end_s]
     if len(kept) < 2:
         raise ValueError(f"too few queue samples ({len(kept)}) to compute statistics")
-    span = kept[-1]["t"] - kept[0]["t"]
-    qlen = [s["qlen_pkts"] for s in kept]
-    delay = [queuing_delay_ms(s["backlog_bytes"], rate_mbit) for s in kept]
-    drops = int(kept[-1]["drops"] - kept[0]["drops"])
-    sent = int(kept[-1]["sent_pkts"] - kept[0]["sent_pkts"])
+    span = kept[-1].t - kept[0].t
+    qlen = [s.qlen_pkts for s in kept]
+    delay = [queuing_delay_ms(s.backlog_bytes, rate_mbit) for s in kept]
+    drops = int(kept[-1].drops - kept[0].drops)
+    sent = int(kept[-1].sent_pkts - kept[0].sent_pkts)
     return QueueStats(
         samples=len(kept),
         sample_hz=(len(kept) - 1) / span if span > 0 else math.nan,
@@ -96,5 +85,23 @@ def queue_stats(samples: List[Sample], rate_mbit: float, start_s: float = -math.
         drops=drops,
         sent_pkts=sent,
         drop_pct=drop_pct(drops, sent),
-        utilization=utilization(kept[-1]["sent_bytes"] - kept[0]["sent_bytes"], span, rate_mbit),
+        utilization=utilization(kept[-1].sent_bytes - kept[0].sent_bytes, span, rate_mbit),
     )
+
+
+def ecdf(values: Iterable[float]) -> Tuple[List[float], List[float]]:
+    """Empirical CDF: the distinct values x in order and P(X <= x) at each (the
+    corners of a step line drawn ``where="post"``)."""
+    xs = sorted(values)
+    n = len(xs)
+    keep = [i for i in range(n) if i == n - 1 or xs[i + 1] != xs[i]]     # last of each run
+    return [xs[i] for i in keep], [(i + 1) / n for i in keep]
+
+
+def eccdf(values: Iterable[float]) -> Tuple[List[float], List[float]]:
+    """Empirical CCDF: the distinct values x in order and P(X >= x) at each, never 0
+    (log-log plots: Weigle's response-time CCDFs, Figs 4.20-4.22)."""
+    xs = sorted(values)
+    n = len(xs)
+    keep = [i for i in range(n) if i == 0 or xs[i - 1] != xs[i]]        # first of each run
+    return [xs[i] for i in keep], [(n - i) / n for i in keep]

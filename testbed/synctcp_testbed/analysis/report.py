@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import (TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence,
                     Tuple, Union)
 
+from .http import SMALL_RESPONSE_MAX, WITHIN_MS
+from .metrics import eccdf, ecdf
 from .rundir import (Case, CaseSummary, PathLike, Run, RunDirError, flow_labeler,
                      load_run)
 
@@ -40,8 +42,6 @@ FLOWS_PER_AXES = 20
 MAX_CWND_AXES = 6
 MAX_BAR_FLOWS = 60
 MAX_PLOT_POINTS = 4000  # per line, before envelope thinning
-HTTP_SMALL_BYTES = 25560
-HTTP_CDF_XMAX_MS = 1500.0
 DASH = "\u2014"
 
 RunLike = Union[PathLike, Run]
@@ -225,22 +225,6 @@ def _thin(xs: Sequence[float], ys: Sequence[float],
     return out_x, out_y
 
 
-def _ecdf(values: Iterable[float]) -> Tuple[List[float], List[float]]:
-    """Distinct values in order and P(X <= x) at each (a step line's corners)."""
-    xs = sorted(values)
-    n = len(xs)
-    keep = [i for i in range(n) if i == n - 1 or xs[i + 1] != xs[i]]  # last of each run
-    return [xs[i] for i in keep], [(i + 1) / n for i in keep]
-
-
-def _eccdf(values: Iterable[float]) -> Tuple[List[float], List[float]]:
-    """Distinct positive values in order and P(X >= x) at each (never 0, for log axes)."""
-    xs = sorted(v for v in values if v > 0)
-    n = len(xs)
-    keep = [i for i in range(n) if i == 0 or xs[i - 1] != xs[i]]  # first of each run
-    return [xs[i] for i in keep], [(n - i) / n for i in keep]
-
-
 def _case_t0(case: Case, fallback: float) -> float:
     """Start of the measured interval of ``case`` (``fallback`` if unknown)."""
     return case.summary.t_start if case.summary.t_start is not None else fallback
@@ -307,7 +291,7 @@ def plot_queue_cdf(run: Run, link: str, out: Path, colors: Dict[str, Any]) -> Op
     fig = _new_figure(6.4, 4)
     ax = fig.add_subplot()
     for case, vals in series:
-        xs, ys = _ecdf(vals)
+        xs, ys = ecdf(vals)
         ax.step(xs, ys, where="post", lw=1, color=colors[case.id], label=_text(case.id))
     ax.set_xlabel("queue (pkts)")
     ax.set_ylabel("P(queue \u2264 x)")
@@ -416,8 +400,8 @@ def plot_goodput(run: Run, out: Path, colors: Dict[str, Any]) -> Optional[Path]:
 
 HTTP_PARTS: Tuple[Tuple[str, str], ...] = (
     ("all", "all responses"),
-    ("small", f"responses \u2264 {HTTP_SMALL_BYTES:,} B"),
-    ("large", f"responses > {HTTP_SMALL_BYTES:,} B"),
+    ("small", f"responses \u2264 {SMALL_RESPONSE_MAX:,} B"),
+    ("large", f"responses > {SMALL_RESPONSE_MAX:,} B"),
 )
 """Response classes of the HTTP plots: key and title."""
 
@@ -425,14 +409,14 @@ HTTP_PARTS: Tuple[Tuple[str, str], ...] = (
 def http_parts(case: Case) -> Dict[str, List[float]]:
     """Response times (ms) of the complete responses of ``case``: all, small, large.
 
-    Small responses have at most :data:`HTTP_SMALL_BYTES` bytes.  Incomplete
+    Small responses have at most :data:`SMALL_RESPONSE_MAX` bytes.  Incomplete
     responses (``ok`` = 0) are left out.
     """
     parts: Dict[str, List[float]] = {key: [] for key, _ in HTTP_PARTS}
     for r in case.http():
         if r.ok:
             parts["all"].append(r.response_ms)
-            parts["small" if r.resp_bytes <= HTTP_SMALL_BYTES else "large"].append(r.response_ms)
+            parts["small" if r.resp_bytes <= SMALL_RESPONSE_MAX else "large"].append(r.response_ms)
     return parts
 
 
@@ -440,7 +424,8 @@ def _draw_rt(ax: "Axes", data: List[Tuple[Case, List[float]]], colors: Dict[str,
              ccdf: bool) -> None:
     """Response-time CDF (linear, to 1500 ms) or CCDF (log-log) of each case."""
     for case, vals in data:
-        xs, ys = _eccdf(vals) if ccdf else _ecdf(vals)
+        # the CCDF on log axes: of the positive times only
+        xs, ys = eccdf([v for v in vals if v > 0]) if ccdf else ecdf(vals)
         if xs:  # P(X <= x) holds from each x on; P(X >= x) up to each x
             ax.step(xs, ys, where="pre" if ccdf else "post", lw=1, color=colors[case.id],
                     label=_text(case.id))
@@ -452,7 +437,7 @@ def _draw_rt(ax: "Axes", data: List[Tuple[Case, List[float]]], colors: Dict[str,
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_ylabel("P(response time \u2265 x)")
     else:
-        ax.set_xlim(0, HTTP_CDF_XMAX_MS)
+        ax.set_xlim(0, WITHIN_MS)
         ax.set_ylim(0, 1.02)
         ax.set_ylabel("P(response time \u2264 x)")
     ax.set_xlabel("response time (ms)")
@@ -770,7 +755,7 @@ def http_section(run: Run) -> str:
     if not cases:
         return ""
     head = ["case", "responses", "errors", "median ms", "p90 ms",
-            f"median ms \u2264 {HTTP_SMALL_BYTES:,} B", f"median ms > {HTTP_SMALL_BYTES:,} B"]
+            f"median ms \u2264 {SMALL_RESPONSE_MAX:,} B", f"median ms > {SMALL_RESPONSE_MAX:,} B"]
     rows = []
     for c in cases:
         h = c.http or {}
@@ -853,11 +838,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = ap.parse_args(argv)
     try:
         run = load_run(args.rundir)
+        write_summary_csv(run)
+        path = write_report(run, write_plots(run))
     except RunDirError as exc:
         print(f"report: {exc}", file=sys.stderr)
         return 2
-    write_summary_csv(run)
-    path = write_report(run, write_plots(run))
     print(path)
     return 0
 

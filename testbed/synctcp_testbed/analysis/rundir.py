@@ -1,13 +1,23 @@
-"""Read a run directory of ``synctcp-testbed run`` (schema 1).
+"""Read a run directory of ``synctcp-testbed run`` (schema 1): one reader per file.
 
 The layout is described in ``docs/testbed-rundir.md``.  :func:`load_run`
 reads ``meta.json`` and ``summary.json`` at once and gives lazy access to
-each case's samples (queue CSVs, TCP JSONL, ``flows.json``, ``http.csv``).
+each case's samples.  Every file of a run directory has exactly one reader
+here, used by the runner's collection, the report, the plots and the
+commands alike:
 
-The readers are tolerant of runs that were interrupted or are still being
-written: a last line without its newline is treated as truncated and
-skipped, as is any line that does not parse; missing optional files read
-as empty.
+* ``queue-LINK.csv`` (qsampler): :func:`read_queue_csv`;
+* ``http.csv`` and ``http-CLIENT.csv`` (the HTTP load generator):
+  :func:`read_http_csv`;
+* ``tcp-NODE.jsonl`` (the inet_diag sampler): :func:`read_tcp_jsonl`;
+* ``flows.json``: :func:`read_flows_json`.
+
+One policy: every line is read or the reader fails.  A line that does not
+parse, a row with another number of fields than its header, a value that is
+not a number, a last line cut off without its newline: a
+:class:`RunDirError` of one line naming the file and the line, never a
+sample silently left out.  A case's optional files that are absent read as
+empty (:class:`Case`).
 """
 
 from __future__ import annotations
@@ -17,17 +27,20 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
+
+from ..traffic.http.records import CSV_FIELDS as HTTP_COLUMNS
+from ..traffic.http.records import HttpRow
 
 SCHEMA = 1
+#: the columns of queue-LINK.csv (qsampler.c writes them); ``marks`` may be absent (older runs)
 QUEUE_COLUMNS = ("t", "qlen_pkts", "backlog_bytes", "drops", "sent_pkts", "sent_bytes", "marks")
-HTTP_COLUMNS = ("t_start", "t_end", "req_bytes", "resp_bytes", "rcvd_bytes", "ok", "flow_group")
 
 PathLike = Union[str, Path]
 
 
 class RunDirError(Exception):
-    """The directory is not a readable run directory of a known schema."""
+    """A run directory or one of its files that cannot be read; the message names it."""
 
 
 class QueueSample(NamedTuple):
@@ -40,23 +53,6 @@ class QueueSample(NamedTuple):
     sent_pkts: float
     sent_bytes: float
     marks: float
-
-
-class HttpResponse(NamedTuple):
-    """One row of ``http.csv``."""
-
-    t_start: float
-    t_end: float
-    req_bytes: float
-    resp_bytes: float
-    rcvd_bytes: float
-    ok: bool
-    flow_group: str
-
-    @property
-    def response_ms(self) -> float:
-        """Response time, connect to last byte, in milliseconds."""
-        return (self.t_end - self.t_start) * 1e3
 
 
 class TcpSample(NamedTuple):
@@ -152,7 +148,7 @@ class Case:
         self.path: Optional[Path] = run_path / summary.id if _is_name(summary.id) else None
         self._queue: Dict[str, List[QueueSample]] = {}
         self._flows: Optional[List[Dict[str, Any]]] = None
-        self._http: Optional[List[HttpResponse]] = None
+        self._http: Optional[List[HttpRow]] = None
 
     @property
     def id(self) -> str:
@@ -175,10 +171,10 @@ class Case:
         return self._glob("queue-", ".csv")
 
     def queue(self, link: str) -> List[QueueSample]:
-        """Queue samples of ``link`` (empty if the file is missing)."""
+        """Queue samples of ``link`` (empty if the case has no such file)."""
         if link not in self._queue:
             path = self.file(f"queue-{link}.csv")
-            self._queue[link] = read_queue_csv(path) if path else []
+            self._queue[link] = read_queue_csv(path) if path and path.exists() else []
         return self._queue[link]
 
     def tcp_nodes(self) -> List[str]:
@@ -196,14 +192,15 @@ class Case:
         """``flows.json``, or the summary's per-flow records when it is missing."""
         if self._flows is None:
             path = self.file("flows.json")
-            self._flows = (read_flows_json(path) if path else []) or list(self.summary.flows)
+            got = read_flows_json(path) if path and path.exists() else []
+            self._flows = got or list(self.summary.flows)
         return self._flows
 
-    def http(self) -> List[HttpResponse]:
+    def http(self) -> List[HttpRow]:
         """Rows of ``http.csv`` (empty if the case has none)."""
         if self._http is None:
             path = self.file("http.csv")
-            self._http = read_http_csv(path) if path else []
+            self._http = read_http_csv(path) if path and path.exists() else []
         return self._http
 
 
@@ -275,92 +272,124 @@ def _read_schema_json(path: Path) -> Dict[str, Any]:
     return data
 
 
-def complete_lines(path: Path) -> List[str]:
-    """Lines of a text file that end with a newline (a partial last line is dropped)."""
+def _lines(path: Path) -> List[str]:
+    """The lines of a text file, each with its newline; RunDirError when it cannot be
+    read or its last line has no newline (cut off: its writer stopped mid-line)."""
     try:
-        text = path.read_text(errors="replace")
-    except (FileNotFoundError, IsADirectoryError):
-        return []
+        text = path.read_text()
+    except FileNotFoundError:
+        raise RunDirError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RunDirError(f"{path}: cannot read it: {exc}") from None
     lines = text.splitlines(keepends=True)
     if lines and not lines[-1].endswith(("\n", "\r")):
-        lines.pop()
+        raise RunDirError(f"{path}:{len(lines)}: the last line is cut off (no newline at its "
+                          f"end): its writer stopped in the middle of it")
     return lines
 
 
-def _csv_table(path: Path) -> Tuple[Dict[str, int], Iterator[List[str]]]:
-    """Column indices of a CSV's header and its data rows (complete lines only).
-
-    Rows with another number of fields than the header are skipped.
-    """
-    lines = complete_lines(path)
+def _csv_rows(path: Path, what: str, need: Sequence[str]
+              ) -> Tuple[Dict[str, int], Iterator[Tuple[int, List[str]]]]:
+    """Column indices of a CSV's header (every column of ``need`` there: else it is not
+    ``what``) and its data rows with their line numbers; a row with another number of
+    fields than the header is a RunDirError."""
+    lines = _lines(path)
     if not lines:
-        return {}, iter(())
-    reader = csv.reader(lines)
-    header = next(reader, [])
+        raise RunDirError(f"{path}: empty, not even a header")
+    header = next(csv.reader(lines[:1]))
     cols = {name.strip(): i for i, name in enumerate(header)}
-    return cols, (row for row in reader if len(row) == len(header))
+    missing = [c for c in need if c not in cols]
+    if missing:
+        raise RunDirError(f"{path}:1: not {what}: no column {', '.join(missing)}")
+
+    def rows() -> Iterator[Tuple[int, List[str]]]:
+        for n, row in enumerate(csv.reader(lines[1:]), start=2):
+            if len(row) != len(header):
+                raise RunDirError(f"{path}:{n}: {len(row)} fields where the header has "
+                                  f"{len(header)}")
+            yield n, row
+
+    return cols, rows()
 
 
-def _csv_rows(path: Path) -> Iterator[Dict[str, str]]:
-    """Rows of a CSV with a header as dicts (complete lines, full rows only)."""
-    cols, rows = _csv_table(path)
-    for row in rows:
-        yield {name: row[i] for name, i in cols.items()}
+def _number(path: Path, n: int, column: str, text: str) -> float:
+    """``text`` of ``column`` on line ``n`` as a finite float, or RunDirError."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise RunDirError(f"{path}:{n}: {column} is {text!r}, not a number")
+    return value
+
+
+def _count(path: Path, n: int, column: str, text: str) -> int:
+    """``text`` of ``column`` on line ``n`` as a whole number, or RunDirError."""
+    try:
+        return int(text)
+    except ValueError:
+        raise RunDirError(f"{path}:{n}: {column} is {text!r}, not a whole number") from None
 
 
 def read_queue_csv(path: PathLike) -> List[QueueSample]:
-    """Rows of a ``queue-LINK.csv``; ``marks`` defaults to 0 when the column is absent."""
-    cols, rows = _csv_table(Path(path))
-    try:
-        idx = [cols[c] for c in QUEUE_COLUMNS[:-1]]
-    except KeyError:
-        return []
+    """Rows of a ``queue-LINK.csv``; ``marks`` is 0 when the column is absent (older runs)."""
+    path = Path(path)
+    cols, rows = _csv_rows(path, "a queue CSV", QUEUE_COLUMNS[:-1])
     mark = cols.get("marks")
     out: List[QueueSample] = []
-    for row in rows:
-        try:
-            vals = [float(row[i]) for i in idx]
-            vals.append(float(row[mark] or 0) if mark is not None else 0.0)
-        except ValueError:
-            continue
-        if all(math.isfinite(v) for v in vals):
-            out.append(QueueSample(*vals))
+    for n, row in rows:
+        vals = [_number(path, n, c, row[cols[c]]) for c in QUEUE_COLUMNS[:-1]]
+        vals.append(_number(path, n, "marks", row[mark] or "0") if mark is not None else 0.0)
+        out.append(QueueSample(*vals))
     return out
 
 
-def read_http_csv(path: PathLike) -> List[HttpResponse]:
-    """Rows of an ``http.csv`` (unparseable rows skipped)."""
-    out: List[HttpResponse] = []
-    for row in _csv_rows(Path(path)):
-        try:
-            nums = [float(row[c]) for c in HTTP_COLUMNS[:5]]
-            ok = float(row["ok"]) != 0
-        except (KeyError, ValueError):
-            continue
-        out.append(HttpResponse(*nums, ok=ok, flow_group=row.get("flow_group") or ""))
-    return out
+def read_http_csv(path: PathLike, group: Optional[str] = None) -> List[HttpRow]:
+    """Rows of an ``http.csv`` (or a client's ``http-CLIENT.csv``), only those of
+    ``group`` if given."""
+    path = Path(path)
+    cols, rows = _csv_rows(path, "an http.csv", HTTP_COLUMNS)
+    out: List[HttpRow] = []
+    for n, row in rows:
+        rec = {c: row[cols[c]] for c in HTTP_COLUMNS}
+        if rec["ok"].strip() not in ("0", "1"):
+            raise RunDirError(f"{path}:{n}: ok is {rec['ok']!r}, not 0 or 1")
+        out.append(HttpRow(_number(path, n, "t_start", rec["t_start"]),
+                           _number(path, n, "t_end", rec["t_end"]),
+                           *(_count(path, n, c, rec[c])
+                             for c in ("req_bytes", "resp_bytes", "rcvd_bytes")),
+                           ok=rec["ok"].strip() == "1", flow_group=rec["flow_group"]))
+    return [r for r in out if group is None or r.flow_group == group]
 
 
 def read_tcp_jsonl(path: PathLike, node: str = "") -> Iterator[TcpSample]:
-    """Samples of a ``tcp-NODE.jsonl``; lines that do not parse are skipped."""
-    for line in complete_lines(Path(path)):
+    """Samples of a ``tcp-NODE.jsonl``: one JSON object per line, its time ``t`` and
+    its ``sockets`` (a list of objects)."""
+    path = Path(path)
+    for n, line in enumerate(_lines(path), start=1):
         try:
             obj = json.loads(line)
-            t = float(obj["t"])
-        except (ValueError, KeyError, TypeError):
-            continue
-        socks = obj.get("sockets")
-        if isinstance(socks, list):
-            yield TcpSample(node, t, [s for s in socks if isinstance(s, dict)])
+        except ValueError as exc:
+            raise RunDirError(f"{path}:{n}: not JSON ({exc})") from None
+        t = obj.get("t") if isinstance(obj, dict) else None
+        socks = obj.get("sockets") if isinstance(obj, dict) else None
+        if (not isinstance(t, (int, float)) or isinstance(t, bool) or not isinstance(socks, list)
+                or not all(isinstance(s, dict) for s in socks)):
+            raise RunDirError(f"{path}:{n}: not a sample (an object with a time t and a list "
+                              f"of sockets)")
+        yield TcpSample(node, float(t), socks)
 
 
 def read_flows_json(path: PathLike) -> List[Dict[str, Any]]:
-    """Records of a ``flows.json`` (empty if missing or unreadable)."""
+    """Records of a ``flows.json`` (a list of objects)."""
+    path = Path(path)
     try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError):
-        return []
-    return [f for f in data if isinstance(f, dict)] if isinstance(data, list) else []
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise RunDirError(f"{path}: cannot read it: {exc}") from None
+    if not isinstance(data, list) or not all(isinstance(f, dict) for f in data):
+        raise RunDirError(f"{path}: not a list of flow records")
+    return data
 
 
 def flow_key(rec: Dict[str, Any]) -> Optional[FlowKey]:

@@ -18,12 +18,15 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ..analysis.metrics import queue_stats, read_samples
+from ..analysis.http import http_metrics
+from ..analysis.metrics import queue_stats
+from ..analysis.rundir import RunDirError, read_http_csv, read_queue_csv
 from ..network.topology import Topology
 from ..plan.flows import Flow, Plan
 from ..scenario import Case
 from ..traffic.flowgen import (FlowgenError, FlowgenResult, FlowResult, load_result,
                                window_bytes, window_retrans)
+from ..traffic.http.records import CSV_FIELDS
 from .errors import RunError
 from .scripts import CAPTURE_MAX_PACKETS, FLOWGEN_LOG, FLOWGEN_OUT
 
@@ -170,13 +173,13 @@ def collect(case: Case, case_dir: Path, topo: Topology, plan: Plan, t0: float,
     bottlenecks = []
     rate = sc.topology.rate_mbit
     for label, _, _, _ in measured_links(case, topo):
-        samples = read_samples(case_dir / f"queue-{label}.csv")
         try:
+            samples = read_queue_csv(case_dir / f"queue-{label}.csv")
             q = queue_stats(samples, rate_mbit=rate, start_s=t_start, end_s=t_end)
-        except ValueError as exc:
+        except (RunDirError, ValueError) as exc:
             raise RunError(f"{case.id}: queue of {label}: {exc}") from exc
-        kept = [s for s in samples if t_start <= s["t"] <= t_end]
-        marks = int(kept[-1].get("marks", 0) - kept[0].get("marks", 0))
+        kept = [s for s in samples if t_start <= s.t <= t_end]
+        marks = int(kept[-1].marks - kept[0].marks)
         offered = q.sent_pkts + q.drops
         bottlenecks.append({"link": label, "rate_mbit": rate, **asdict(q), "marks": marks,
                             "mark_pct": 100.0 * marks / offered if offered else 0.0})
@@ -211,15 +214,15 @@ def http_result(case: Case, case_dir: Path, plan: Plan, t_start: float,
     """HTTP metrics of the responses that started in the measured interval."""
     if not plan.http:
         return None
-    from ..traffic.http import http_metrics, read_http_csv
-
     rows = []
     for h in plan.http:
         path = case_dir / f"http-{h.client}.csv"
         if path.exists():
-            rows += [r for r in read_http_csv(path) if t_start <= r.t_start <= t_end]
+            try:
+                rows += [r for r in read_http_csv(path) if t_start <= r.t_start <= t_end]
+            except RunDirError as exc:
+                raise RunError(f"{case.id}: {exc}") from None
     with open(case_dir / "http.csv", "w") as out:
-        from ..traffic.http import CSV_FIELDS
         out.write(",".join(CSV_FIELDS) + "\n")
         for h in plan.http:
             path = case_dir / f"http-{h.client}.csv"

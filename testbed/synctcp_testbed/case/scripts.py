@@ -48,7 +48,7 @@ def background_script(lines: List[str]) -> str:
 def nginx_setup(plan: Plan, home: Path, rate_mbit: float, seconds: float, seed: int) -> None:
     """nginx's directory ``home/SERVER`` for each HTTP server of ``plan``: its
     configuration and a file for every response size its client will ask for."""
-    from ..traffic.http import response_sizes
+    from ..traffic.http.model import response_sizes
     from ..traffic.nginx import conf, make_www
 
     for i, h in enumerate(plan.http):

@@ -4,7 +4,7 @@ The PackMime client (``http.py``) asks for ``GET /N`` and expects N bytes
 of body.  nginx serves static files, so the server's document root holds a
 file named N of N bytes for every response size the client will ask for:
 sparse files (``truncate``), which cost neither disk nor memory on tmpfs.
-The sizes are the client's own plan (:func:`synctcp_testbed.traffic.http.response_sizes`),
+The sizes are the client's own plan (:func:`synctcp_testbed.traffic.http.model.response_sizes`),
 so no request can miss.  The kernel tests (``tests/kernel``) use the same
 configuration for their nginx load test.
 """
