@@ -242,6 +242,8 @@ def print_summary(rundir: Path) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from .analysis.stats import ratio_to
+
     summary = json.loads((rundir / "summary.json").read_text())
     if summary.get("repeat", 1) > 1:
         print_groups(rundir, summary)
@@ -257,10 +259,8 @@ def print_summary(rundir: Path) -> None:
                    f"{b['mark_pct']:.2f}", f"{b['mean_pkts']:.1f}", f"{c['goodput_mbit']:.2f}",
                    str(c["retransmits"])]
             for ref in ("reno", "cubic"):
-                r = reference(cases, c, ref)
-                rb = next((x for x in r["bottlenecks"] if x["link"] == b["link"]), None) if r else None
-                row += [_ratio(c["goodput_mbit"], r["goodput_mbit"] if r else None),
-                        _ratio(b["mean_pkts"], rb["mean_pkts"] if rb else None)]
+                row += [_ratio(ratio_to(cases, c, ref, "goodput_mbit")),
+                        _ratio(ratio_to(cases, c, ref, f"{b['link']}.mean_pkts"))]
             table.add_row(*row)
     Console(width=max(Console().width, 150)).print(table)
 
@@ -291,17 +291,9 @@ def print_groups(rundir: Path, summary: Dict[str, Any]) -> None:
     Console(width=max(Console().width, 170)).print(table)
 
 
-def reference(cases: List[Dict[str, Any]], case: Dict[str, Any], cc: str) -> Optional[Dict[str, Any]]:
-    """The case of algorithm ``cc`` with the same queue, sweep point and seed as ``case``."""
-    return next((c for c in cases if c["cc"] == cc and c["aqm"] == case["aqm"]
-                 and c.get("point") == case.get("point")
-                 and c.get("seed") == case.get("seed")), None)
-
-
-def _ratio(a: Optional[float], b: Optional[float]) -> str:
-    if a is None or not b:
-        return "-"
-    return f"{a / b:.2f}"
+def _ratio(r: Optional[float]) -> str:
+    """A ratio to a reference in a table cell: two decimals, "-" for none."""
+    return "-" if r is None else f"{r:.2f}"
 
 
 #: what ``--help`` says about where ``run`` runs (``synctcp-mininet`` says it too)

@@ -32,6 +32,7 @@ from .http import SMALL_RESPONSE_MAX, WITHIN_MS
 from .metrics import eccdf, ecdf
 from .rundir import (Case, CaseSummary, PathLike, Run, RunDirError, flow_labeler,
                      load_run)
+from .stats import ratio_to, reference
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -561,13 +562,6 @@ def fmt(v: Any, digits: int = 2, scale: float = 1.0) -> str:
     return DASH if not math.isfinite(x) else f"{x:.{digits}f}"
 
 
-def ratio(num: Any, den: Any) -> Optional[float]:
-    """``num / den``, or None when either is missing or ``den`` is 0."""
-    ok = all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-             for x in (num, den))
-    return float(num) / float(den) if ok and den != 0 else None
-
-
 def _row(cells: Sequence[str], left: int = 1, tag: str = "td") -> str:
     """A table row of already-escaped cells; the first ``left`` are left-aligned."""
     return "<tr>" + "".join(f'<{tag}{" class=l" if i < left else ""}>{c}</{tag}>'
@@ -661,30 +655,19 @@ def ceiling_section(run: Run) -> str:
     return out
 
 
-def reference_case(run: Run, cc: str, aqm: str, point: Optional[Dict[str, Any]] = None,
-                   seed: Optional[int] = None) -> Optional[CaseSummary]:
-    """The case of algorithm ``cc`` with queue discipline ``aqm`` (at the same sweep
-    ``point`` of the scenario and with the same ``seed``, when given), if the run has one."""
-    return next((c.summary for c in run.cases if c.summary.cc == cc and c.summary.aqm == aqm
-                 and (point is None or c.summary.raw.get("point") == point)
-                 and (seed is None or c.summary.raw.get("seed") == seed)), None)
-
-
-def ratios(case: CaseSummary, ref: Optional[CaseSummary], link: str) -> List[Optional[float]]:
-    """Goodput, mean-queue and drop ratios of ``case`` to ``ref`` at ``link``."""
-    if ref is None:
-        return [None, None, None]
-    b, rb = case.bottleneck(link), ref.bottleneck(link)
-    return [ratio(case.goodput_mbit, ref.goodput_mbit),
-            ratio(b.mean_pkts if b else None, rb.mean_pkts if rb else None),
-            ratio(b.drop_pct if b else None, rb.drop_pct if rb else None)]
+def ratios(run: Run, case: CaseSummary, cc: str, link: str) -> List[Optional[float]]:
+    """Goodput, mean-queue and drop ratios at ``link`` of ``case`` to its reference case
+    of algorithm ``cc`` (:func:`.stats.ratio_to`: same queue, sweep point and seed)."""
+    raws = [c.summary.raw for c in run.cases]
+    return [ratio_to(raws, case.raw, cc, m)
+            for m in ("goodput_mbit", f"{link}.mean_pkts", f"{link}.drop_pct")]
 
 
 def summary_section(run: Run, link: str) -> str:
     """Summary table of one bottleneck, with ratio columns vs Reno/CUBIC of the same AQM."""
     cases = [c.summary for c in run.cases if c.summary.bottleneck(link) is not None]
     refs = [name for name, cc in (("Reno", "reno"), ("CUBIC", "cubic"))
-            if any(reference_case(run, cc, c.aqm, c.raw.get("point")) for c in cases)]
+            if any(reference([r.summary.raw for r in run.cases], c.raw, cc) for c in cases)]
     ceiling = any(c.platform_ceiling_mbit is not None for c in cases)
     head = ["case", "utilization %", "drop %", "mark %", "mean queue pkts", "p95 queue pkts",
             "mean queue delay ms", "goodput Mbit/s", "retransmits"]
@@ -700,8 +683,7 @@ def summary_section(run: Run, link: str) -> str:
                  fmt(c.goodput_mbit), fmt(c.retransmits, 0)]
         cells += [fmt(c.platform_ceiling_mbit)] if ceiling else []
         for name in refs:
-            ref = reference_case(run, name.lower(), c.aqm, c.raw.get("point"), c.raw.get("seed"))
-            cells += [fmt(r) for r in ratios(c, ref, link)]
+            cells += [fmt(r) for r in ratios(run, c, name.lower(), link)]
         rows.append(cells)
     rate = next((b.rate_mbit for c in cases for b in c.bottlenecks
                  if b.link == link and b.rate_mbit), None)

@@ -10,17 +10,19 @@ small).
 
 Ratios to Reno and CUBIC are *paired*: the ratio of the case's metric to
 the reference case's at the same seed, sweep point and queue discipline
-(both saw the same random workload), then the mean and interval of those
-ratios.  A ratio whose reference is 0 at some seed has no value.
+(both saw the same random workload; :func:`reference`, :func:`ratio_to`),
+then the mean and interval of those ratios.  A ratio whose reference is 0
+at some seed has no value.  Every table that shows a ratio to Reno or
+CUBIC (the summary, report.html, groups.csv, ``make bench``) takes it from
+here.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from dataclasses import asdict, dataclass
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from scipy import stats as _st
 
@@ -124,7 +126,7 @@ def text(e: Union[Estimate, Dict[str, Any], None], digits: int = 2, scale: float
     return e.text(digits, scale) if e is not None else "-"
 
 
-def case_metrics(case: Dict[str, Any]) -> Dict[str, float]:
+def case_metrics(case: Mapping[str, Any]) -> Dict[str, float]:
     """The figures of one case record (summary.json) as ``name -> value``."""
     out: Dict[str, float] = {}
     for key in ("goodput_mbit", "retransmits"):
@@ -171,12 +173,35 @@ def case_metrics(case: Dict[str, Any]) -> Dict[str, float]:
     return out
 
 
-def _group_key(case: Dict[str, Any]) -> str:
+def reference(cases: Sequence[Mapping[str, Any]], case: Mapping[str, Any],
+              cc: str) -> Optional[Mapping[str, Any]]:
+    """The case of algorithm ``cc`` that ``case`` is compared with: the same queue
+    discipline, sweep point and seed (the same random workload); None if none ran."""
+    return next((c for c in cases if c.get("cc") == cc and c.get("aqm") == case.get("aqm")
+                 and (c.get("point") or {}) == (case.get("point") or {})
+                 and c.get("seed") == case.get("seed")), None)
+
+
+def ratio(num: Any, den: Any) -> Optional[float]:
+    """``num / den``, or None when either is missing or not finite, or ``den`` is 0."""
+    ok = all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+             for x in (num, den))
+    return float(num) / float(den) if ok and den != 0 else None
+
+
+def ratio_to(cases: Sequence[Mapping[str, Any]], case: Mapping[str, Any], cc: str,
+             metric: str) -> Optional[float]:
+    """``case``'s ``metric`` (a name of :func:`case_metrics`, e.g. ``goodput_mbit`` or
+    ``r0r1.mean_pkts``) over its :func:`reference`'s of algorithm ``cc``; None without
+    a reference or a value."""
+    ref = reference(cases, case, cc)
+    if ref is None:
+        return None
+    return ratio(case_metrics(case).get(metric), case_metrics(ref).get(metric))
+
+
+def _group_key(case: Mapping[str, Any]) -> str:
     return str(case.get("group") or case.get("id"))
-
-
-def _ref_key(case: Dict[str, Any], ref: str) -> Tuple[str, str, str]:
-    return (ref, str(case.get("aqm")), json.dumps(case.get("point") or {}, sort_keys=True))
 
 
 def ratio_names(metrics: Iterable[str]) -> List[str]:
@@ -198,11 +223,6 @@ def groups(cases: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
     by_group: Dict[str, List[Dict[str, Any]]] = {}
     for c in cases:
         by_group.setdefault(_group_key(c), []).append(c)
-    # the reference cases at each (algorithm, queue, point) by seed
-    refs: Dict[Tuple[str, str, str], BySeed] = {}
-    for c in cases:
-        if c.get("aqm") != "ceiling" and c.get("cc") in REFERENCES:
-            refs.setdefault(_ref_key(c, str(c["cc"])), {})[int(c.get("seed", 0))] = case_metrics(c)
     out = []
     for name, reps in by_group.items():
         first = reps[0]
@@ -216,7 +236,9 @@ def groups(cases: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
             "ratios": {},
         }
         for ref in REFERENCES if first.get("aqm") != "ceiling" else ():
-            at = refs.get(_ref_key(first, ref), {})
+            # each repetition's reference case, by seed
+            at: BySeed = {int(c.get("seed", 0)): case_metrics(r) for c in reps
+                          if (r := reference(cases, c, ref)) is not None}
             got = {k: e.as_dict() for k in ratio_names(names)
                    if (e := paired(mine, at, k)) is not None}
             if got:
