@@ -227,7 +227,8 @@ def _run(args: argparse.Namespace, argv: Sequence[str], sc: Any, out: Path,
 
 def _finish(out: Path, no_report: bool, t0: float) -> None:
     """summary.csv, plots and report.html of a run directory, and its table."""
-    from .analysis.report import write_report, write_summary_csv
+    from .analysis.report import write_report
+    from .analysis.tables import write_summary_csv
 
     write_summary_csv(out)
     if not no_report:

@@ -262,7 +262,8 @@ def main(argv: Optional[Sequence[str]] = None, backend: str = "netns",
         print(f"{name}: {bad}", file=sys.stderr)
         return 2
 
-    from .analysis.report import write_report, write_summary_csv
+    from .analysis.report import write_report
+    from .analysis.tables import write_summary_csv
     from .case.errors import RunError
     from .platform.run import run_scenario
     from .network.topology import TopologyError

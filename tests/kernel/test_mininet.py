@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from synctcp_testbed.platform import run
-from synctcp_testbed.analysis.report import write_report, write_summary_csv
+from synctcp_testbed.analysis.report import write_report
+from synctcp_testbed.analysis.tables import write_summary_csv
 from synctcp_testbed.scenario import load as load_scenario
 from synctcp_testbed.network.topology import NETNS_DIR, in_netns, offloads, sh
 

@@ -14,9 +14,9 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 
-from synctcp_testbed.analysis import report
-from synctcp_testbed.analysis.rundir import (RunDirError, load_run, read_http_csv, read_queue_csv,
-                                    read_tcp_jsonl)
+from synctcp_testbed.analysis import plots, report, tables
+from synctcp_testbed.analysis.rundir import (RunDirError, flow_labeler, load_run, read_http_csv,
+                                             read_queue_csv, read_tcp_jsonl)
 
 ROOT = Path(__file__).resolve().parents[2]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -192,10 +192,10 @@ def assert_png(path: Path) -> None:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Any]:
     run = make_run(tmp_path_factory.mktemp("run") / "run")
-    plots = report.write_plots(run)
-    html_path = report.write_report(run, plots)
-    csv_path = report.write_summary_csv(run)
-    return {"run": run, "plots": plots, "html": html_path.read_text(), "csv": csv_path}
+    pngs = plots.write_plots(run)
+    html_path = report.write_report(run, pngs)
+    csv_path = tables.write_summary_csv(run)
+    return {"run": run, "plots": pngs, "html": html_path.read_text(), "csv": csv_path}
 
 
 def test_plots_are_valid_pngs(built: Dict[str, Any]) -> None:
@@ -223,7 +223,7 @@ def color_pixels(path: Path, rgba: Any) -> int:
 
 def test_queue_plot_draws_every_case(built: Dict[str, Any]) -> None:
     run = load_run(built["run"])
-    colors = report.case_colors(run)
+    colors = plots.case_colors(run)
     png = built["run"] / "plots" / "queue-time-r0r1.png"
     for case in run.cases:  # far more than the legend's swatch of each case
         assert color_pixels(png, colors[case.id]) > 1000, case.id
@@ -234,7 +234,7 @@ def test_flow_labels_match_flows_json() -> None:
              {"id": "b", "src": "10.0.1.2", "sport": 2, "dst": "10.0.9.1", "dport": 80},
              {"id": "c", "src": "10.0.1.3", "sport": 3, "dst": "10.0.9.1", "dport": 80},
              {"id": "d", "src": "10.0.1.4", "sport": 3, "dst": "10.0.9.2", "dport": 80}]
-    label = report.flow_labeler(flows)
+    label = flow_labeler(flows)
     assert label({"src": "10.0.1.1", "sport": 1, "dst": "10.0.9.1", "dport": 80}) == "a"
     # another address but ports naming one flow: still that flow
     assert label({"src": "192.168.0.2", "sport": 2, "dst": "10.0.9.1", "dport": 80}) == "b"
@@ -285,7 +285,7 @@ def test_http_and_flow_tables(built: Dict[str, Any]) -> None:
 def test_summary_csv_rows(built: Dict[str, Any]) -> None:
     with open(built["csv"], newline="") as fh:
         rows = list(csv.DictReader(fh))
-    assert list(rows[0]) == list(report.SUMMARY_COLUMNS)  # no fields beyond the schema's
+    assert list(rows[0]) == list(tables.SUMMARY_COLUMNS)  # no fields beyond the schema's
     got = [(r["case"], r["link"]) for r in rows]
     want = [(cid, link) for cid in GOODPUT for link in LINKS[cid]]
     assert got == want
@@ -295,7 +295,7 @@ def test_summary_csv_rows(built: Dict[str, Any]) -> None:
         assert r["platform_ceiling_mbit"] == ""
         assert r["http_responses"] == ("120" if r["case"] == "sync-droptail" else "")
     first = built["csv"].read_text()
-    report.write_summary_csv(built["run"])
+    tables.write_summary_csv(built["run"])
     assert built["csv"].read_text() == first
 
 
@@ -348,13 +348,13 @@ def test_http_split_and_cwnd_labels(built: Dict[str, Any]) -> None:
     case = run.case("sync-droptail")
     assert case is not None
     ok = [r for r in http_rows() if r[5] == 1]
-    parts = report.http_parts(case)
+    parts = plots.http_parts(case)
     assert list(parts) == ["all", "small", "large"]
     assert sorted(parts["all"]) == sorted((r[1] - r[0]) * 1e3 for r in ok)
     assert len(parts["small"]) == sum(1 for r in ok if r[3] <= 25560)
     assert len(parts["large"]) == sum(1 for r in ok if r[3] > 25560)
     assert 0 < len(parts["small"]) < len(ok)
-    series = report.cwnd_series(case)
+    series = plots.cwnd_series(case)
     assert list(series) == ["f01", "f02", f"10.0.1.1:{UNMATCHED_SPORT}"]
     xs, ys = series["f02"]
     assert len(xs) == 60 and xs[0] == 0.0 and ys[0] == 15.0
@@ -362,11 +362,11 @@ def test_http_split_and_cwnd_labels(built: Dict[str, Any]) -> None:
 
 def test_missing_samples_still_give_a_report(tmp_path: Path) -> None:
     run = make_run(tmp_path / "run", with_samples=False)
-    plots = report.write_plots(run)
-    assert {p.name for p in plots} == {"summary-r0r1.png", "summary-r1r2.png", "goodput-flows.png"}
-    for p in plots:
+    pngs = plots.write_plots(run)
+    assert {p.name for p in pngs} == {"summary-r0r1.png", "summary-r1r2.png", "goodput-flows.png"}
+    for p in pngs:
         assert_png(p)
-    html_text = report.write_report(run, plots).read_text()
+    html_text = report.write_report(run, pngs).read_text()
     assert "summary-r0r1" in html_text and "http-rt" not in html_text
 
 

@@ -239,6 +239,15 @@ class Run:
         return next((c for c in self.cases if c.id == case_id), None)
 
 
+#: a run directory's path, or the run already loaded
+RunLike = Union[PathLike, Run]
+
+
+def as_run(rundir: RunLike) -> Run:
+    """A loaded :class:`Run` (``rundir`` may already be one)."""
+    return rundir if isinstance(rundir, Run) else load_run(rundir)
+
+
 def load_run(rundir: PathLike) -> Run:
     """Load ``meta.json`` and ``summary.json`` of ``rundir``.
 
