@@ -25,7 +25,8 @@ from typing import Any
 from synctcp_testbed.network.backends import build_topology as netns_topology
 from synctcp_testbed.network.backends import register
 from synctcp_testbed.scenario import Case
-from synctcp_testbed.network.topology import Topology, TopologyError, sh
+from synctcp_testbed.network.netns import sh
+from synctcp_testbed.network.topology import Topology, TopologyError
 
 from . import ensure_mininet
 

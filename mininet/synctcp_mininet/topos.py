@@ -60,8 +60,8 @@ from mininet.node import Host  # noqa: E402
 from mininet.topo import Topo  # noqa: E402
 
 from synctcp_testbed.network.qdisc import NETEM_LIMIT, Egress  # noqa: E402
-from synctcp_testbed.network.topology import (Topology, _set_offloads,  # noqa: E402
-                                      _write_sysctls, in_netns_file)
+from synctcp_testbed.network.netns import in_netns_file, set_offloads, write_sysctls  # noqa: E402
+from synctcp_testbed.network.topology import Topology  # noqa: E402
 
 def in_pid_netns(pid: int) -> "contextlib.AbstractContextManager[None]":
     """Run the body in the network namespace of process ``pid`` (a Mininet node)."""
@@ -178,10 +178,10 @@ class SyncHost(Host):
         if router:
             values["net.ipv4.ip_forward"] = "1"
         with in_pid_netns(self.pid):
-            _write_sysctls(self.name, values)
+            write_sysctls(self.name, values)
             for intf in self.intfList():
                 if intf.name != "lo":
-                    _set_offloads(intf.name, offloads)
+                    set_offloads(intf.name, offloads)
         rc, out = run_batch(self, "ip", list(ip_lines or []))
         if rc != 0 or out.strip():
             raise RuntimeError(f"{self.name}: ip -batch failed ({rc}): {out.strip()}")

@@ -278,7 +278,7 @@ class SyncFlow:
 
     def __init__(self, topo: Any, receiver: str, port: int,
                  gate: "threading.Event | None" = None) -> None:
-        from synctcp_testbed.network.topology import in_netns
+        from synctcp_testbed.network.netns import in_netns
 
         self.topo, self.closing, self.gate = topo, threading.Event(), gate
         self._in_netns = in_netns

@@ -31,7 +31,8 @@ from synctcp_testbed.traffic.flowgen import FlowSpec, config_text, load_result, 
 from synctcp_testbed.platform.helpers import flowgen_path
 from synctcp_testbed.platform.choose import inside_instance
 from synctcp_testbed.network.qdisc import QueueSpec
-from synctcp_testbed.network.topology import Topology, dumbbell, in_netns
+from synctcp_testbed.network.netns import in_netns
+from synctcp_testbed.network.topology import Topology, dumbbell
 
 MODULES = CC_MODULES
 SLABS = ("TCP", "request_sock_TCP", "tw_sock_TCP")

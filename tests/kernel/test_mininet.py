@@ -18,7 +18,7 @@ from synctcp_testbed.platform import run
 from synctcp_testbed.analysis.report import write_report
 from synctcp_testbed.analysis.tables import write_summary_csv
 from synctcp_testbed.scenario import load as load_scenario
-from synctcp_testbed.network.topology import NETNS_DIR, in_netns, offloads, sh
+from synctcp_testbed.network.netns import NETNS_DIR, in_netns, offloads, sh
 
 synctcp_mininet = pytest.importorskip("synctcp_mininet")
 try:

@@ -33,8 +33,9 @@ def run(cmd: List[str], cwd: Optional[Path] = None, timeout: float = 600) -> str
 
 
 def clone(dest: Path) -> Path:
-    """A copy of this checkout's tracked files (with their uncommitted changes)."""
-    files = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z"], capture_output=True,
+    """A copy of this checkout's files (tracked or new, not ignored; as they are now)."""
+    files = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others",
+                            "--exclude-standard"], capture_output=True,
                            check=True).stdout.decode().split("\0")
     for name in filter(None, files):
         src = REPO / name

@@ -499,7 +499,8 @@ def test_socket_record_comes_from_the_attributes_after_the_diag_message() -> Non
         ("sync", 2000, True)
 
 # ---------------------------------------------------------------------------
-# Mutations tried by hand (one line each, in flowgen.py, runner.py or synctcp/diag.py),
+# Mutations tried by hand (one line each, in flowgen.py, the runner (now case/collect.py) or
+# synctcp/diag.py),
 # each with the first test that failed on it; none survived:
 #
 #   retrans: whole-flow total instead of windowed

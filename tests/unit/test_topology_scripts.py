@@ -44,8 +44,8 @@ def build(topo: Topology, monkeypatch: pytest.MonkeyPatch) -> Built:
     offloads: Dict[str, bool] = {}
     monkeypatch.setattr(T, "sh", lambda cmd, **kw: ran.append(list(cmd)))
     monkeypatch.setattr(T, "in_netns", lambda ns: contextlib.nullcontext())
-    monkeypatch.setattr(T, "_write_sysctls", lambda ns, values: sysctls.__setitem__(ns, dict(values)))
-    monkeypatch.setattr(T, "_set_offloads", lambda dev, on: offloads.__setitem__(dev, on))
+    monkeypatch.setattr(T, "write_sysctls", lambda ns, values: sysctls.__setitem__(ns, dict(values)))
+    monkeypatch.setattr(T, "set_offloads", lambda dev, on: offloads.__setitem__(dev, on))
     topo.build()
     assert ran == [["sh", "-c", topo.script]], "build runs exactly one shell script"
     return Built(topo.script, sysctls, offloads)

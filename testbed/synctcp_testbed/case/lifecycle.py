@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..network import backends
-from ..network.topology import Topology, in_netns
+from ..network.netns import in_netns
+from ..network.topology import Topology
 from ..plan.flows import HTTP_PORT, Plan, PlanError, case_ccs, plan_case
 from ..platform.helpers import flowgen_path, qsampler_path
 from ..scenario import Case

@@ -65,7 +65,7 @@ def servers_script(plan: Plan, topo: Topology, case_dir: Path, duration: float,
                    nginx_home: Optional[Path] = None) -> str:
     """The HTTP servers (bulk and CBR receivers are flowgen's, in ``traffic.sh``):
     nginx with the files of :func:`nginx_setup` under ``nginx_home``, else the
-    asyncio server of ``http.py``."""
+    asyncio server of :mod:`synctcp_testbed.traffic.http.server`."""
     py = os.environ.get("SYNCTCP_PYTHON", sys.executable)
     lines = []
     for h in plan.http:

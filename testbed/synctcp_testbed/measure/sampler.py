@@ -29,7 +29,8 @@ import sys
 import time
 from typing import Any, List, Optional, Sequence, Tuple
 
-from ..network.topology import TopologyError, in_netns
+from ..network.netns import in_netns
+from ..network.topology import TopologyError
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -119,7 +119,7 @@ class TrafficSpec:
     #: how many pairs carry the HTTP load (PackMime "clouds")
     http_pairs: int = num(5, 1, 10000)
     #: who serves the responses: "nginx" (files of the sampled sizes) or
-    #: "asyncio" (the server of http.py)
+    #: "asyncio" (the server of traffic/http/server.py)
     http_server: str = "nginx"
     cbr: Optional[CbrSpec] = None
     #: flows start this far apart (s); 0 = all at t=0 as in Weigle

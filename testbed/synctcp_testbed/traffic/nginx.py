@@ -1,6 +1,6 @@
 """nginx as the HTTP workload's server: its configuration and the files it serves.
 
-The PackMime client (``http.py``) asks for ``GET /N`` and expects N bytes
+The PackMime client (:mod:`.http.client`) asks for ``GET /N`` and expects N bytes
 of body.  nginx serves static files, so the server's document root holds a
 file named N of N bytes for every response size the client will ask for:
 sparse files (``truncate``), which cost neither disk nor memory on tmpfs.
