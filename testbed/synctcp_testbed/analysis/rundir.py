@@ -363,10 +363,10 @@ def read_http_csv(path: PathLike, group: Optional[str] = None) -> List[HttpRow]:
         rec = {c: row[cols[c]] for c in HTTP_COLUMNS}
         if rec["ok"].strip() not in ("0", "1"):
             raise RunDirError(f"{path}:{n}: ok is {rec['ok']!r}, not 0 or 1")
+        req, resp, rcvd = (_count(path, n, c, rec[c])
+                           for c in ("req_bytes", "resp_bytes", "rcvd_bytes"))
         out.append(HttpRow(_number(path, n, "t_start", rec["t_start"]),
-                           _number(path, n, "t_end", rec["t_end"]),
-                           *(_count(path, n, c, rec[c])
-                             for c in ("req_bytes", "resp_bytes", "rcvd_bytes")),
+                           _number(path, n, "t_end", rec["t_end"]), req, resp, rcvd,
                            ok=rec["ok"].strip() == "1", flow_group=rec["flow_group"]))
     return [r for r in out if group is None or r.flow_group == group]
 

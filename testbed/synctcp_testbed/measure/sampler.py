@@ -7,7 +7,8 @@ and round.  The bottleneck queues are sampled by ``qsampler`` (C, netlink,
 :mod:`synctcp_testbed.platform.helpers`)::
 
     python -m synctcp_testbed.measure.sampler --diag st-s1:sync --hz 10 --out tcp-s1.jsonl
-    python -m synctcp_testbed.measure.sampler --diag st-s1:*:tcp-s1.jsonl --diag st-s2:*:tcp-s2.jsonl
+    python -m synctcp_testbed.measure.sampler --diag st-s1:*:tcp-s1.jsonl \\
+        --diag st-s2:*:tcp-s2.jsonl
     python -m synctcp_testbed.measure.sampler --diag-stdin --hz 2     (what the runner runs)
 
 It prints ``ready`` once its sockets are open, so that a run starts its

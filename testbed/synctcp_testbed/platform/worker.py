@@ -1,6 +1,7 @@
 """Run cases of a run directory here: the part of a run inside a platform instance.
 
-    python3 -m synctcp_testbed.platform.worker RUNDIR CASE_ID [CASE_ID ...] [--capture] [--backend B]
+    python3 -m synctcp_testbed.platform.worker RUNDIR CASE_ID [CASE_ID ...] [--capture]
+                                               [--backend B]
 
 ``RUNDIR/plan.json`` (written by :func:`synctcp_testbed.platform.run.run_scenario`)
 holds the resolved scenario and the algorithms and queues asked for; each

@@ -100,8 +100,9 @@ def presets() -> Dict[str, Traversable]:
 
 def load(name_or_path: Union[str, Path]) -> Scenario:
     """A preset by name, or a scenario file by path."""
-    path: Union[Path, Traversable] = Path(name_or_path)
-    if not path.suffix == ".toml" or not path.exists():
+    given = Path(name_or_path)
+    path: Union[Path, Traversable] = given
+    if not given.suffix == ".toml" or not given.exists():
         found = presets().get(str(name_or_path))
         if found is None:
             raise ScenarioError(f"no scenario {str(name_or_path)!r}: not a .toml file and not a "

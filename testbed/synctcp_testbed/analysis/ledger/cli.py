@@ -12,8 +12,8 @@ from .markdown import render
 from .model import LedgerError
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="synctcp-testbed ledger", description="``synctcp-testbed ledger RUNDIR...``: the seeds' claims "
-                                 "against our runs.")
+    ap = argparse.ArgumentParser(prog="synctcp-testbed ledger",
+                                 description="The seeds' claims against our runs.")
     ap.add_argument("rundirs", nargs="+", type=Path, metavar="RUNDIR")
     ap.add_argument("--out", type=Path, default=Path("docs/results.md"))
     ap.add_argument("--figures", type=Path, help="directory of the plots (default: results/ "

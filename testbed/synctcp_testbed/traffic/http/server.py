@@ -73,7 +73,8 @@ class HttpServer:
 
 
 def listening_socket(host: str, port: int, cc: Optional[str]) -> socket.socket:
-    """A socket listening on ``host:port`` with congestion control ``cc`` (ValueError if refused)."""
+    """A socket listening on ``host:port`` with congestion control ``cc`` (ValueError if
+    the kernel refuses it)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.create_server((host, port), family=family, backlog=1024)
     try:
