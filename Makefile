@@ -22,7 +22,9 @@
 #   make kernel-test-debug  the kernel tests on a KASAN/UBSAN/lockdep/KMEMLEAK UML kernel
 #   make load       insmod the modules on this host (root; needs module support)
 #   make install    install the modules for modprobe (modules_install + depmod)
-#   make setup      install what the above need (Debian 12, idempotent)
+#   make setup      install what the above need (Debian 12, idempotent), and
+#                   the checkout's Python environment .venv/ (make venv: that alone,
+#                   no root; . .venv/bin/activate puts synctcp, synctcp-testbed on PATH)
 #   make checkpatch Linux coding style of the kernel C
 #   make fuzz       libFuzzer on the cores and the option parser, FUZZ_SECONDS (60) each
 #   make uml-kernel the time-travel UML kernel and modules for scripts/umlrun (docs/platform.md)
@@ -31,7 +33,13 @@
 #   make fresh-check-short  setup, a short demo, the unit tests and a kernel-test
 #                           smoke subset in a pristine root (CI runs it after make test)
 
-PYTHON ?= python3
+# This checkout's own Python environment (scripts/venv.sh, made by make setup
+# or make venv): a venv that sees the system's packages and holds this
+# checkout's packages, installed editable, with their commands.  Every target
+# runs this checkout's code, whatever another clone installs or deletes.
+VENV := $(CURDIR)/.venv
+PYTHON ?= $(VENV)/bin/python3
+export PATH := $(VENV)/bin:$(PATH)
 VMRUN := scripts/vmrun
 RESULTS ?= results
 DEMO_ARGS ?=
@@ -42,6 +50,10 @@ all: modules
 
 setup:
 	@scripts/setup.sh
+
+# .venv/ alone (setup runs it too): quiet and fast when it is there
+venv:
+	@scripts/venv.sh
 
 # Inside a UML instance (scripts/umlrun) kmod/*.ko are the UML builds of
 # uml/build-uml.sh, bind-mounted: nothing to build there.
@@ -75,7 +87,7 @@ fuzz:
 	@$(MAKE) -s -C kmod/tests/fuzz fuzz $(if $(FUZZ_SECONDS),FUZZ_SECONDS=$(FUZZ_SECONDS)) \
 		$(if $(FUZZERS),FUZZERS="$(FUZZERS)")
 
-pytest-unit:
+pytest-unit: venv
 	@$(PYTHON) -m pytest -q tests/unit
 
 # The kernel tests on simulated time (UML: deterministic, load-independent;
@@ -91,7 +103,7 @@ KERNEL_TEST_USEC_SERIES ?= 7.2
 KERNEL_TEST_SECOND := tests/kernel/test_time_edges.py tests/kernel/test_first_sample.py \
 	tests/kernel/test_short_flows.py tests/kernel/test_load.py \
 	tests/kernel/test_zz_kernel_reports.py
-kernel-test: modules
+kernel-test: modules venv
 ifeq ($(KERNEL_TEST_PLATFORM),uml)
 	@$(MAKE) -s uml-kernel UML_SERIES=$(KERNEL_TEST_UML_SERIES)
 	@$(MAKE) -s uml-kernel UML_SERIES=$(KERNEL_TEST_USEC_SERIES)
@@ -108,23 +120,23 @@ endif
 # UBSAN, lockdep, KMEMLEAK, DEBUG_ATOMIC_SLEEP; built once, ~20 min, cached):
 # tests/kernel/test_zz_kernel_reports.py fails on any report (docs/hardening.md)
 KERNEL_TEST_DEBUG_SERIES ?= 7.2-debug
-kernel-test-debug: modules
+kernel-test-debug: modules venv
 	@$(MAKE) -s uml-kernel UML_SERIES=$(KERNEL_TEST_DEBUG_SERIES)
 	@SYNCTCP_UML_SERIES=$(KERNEL_TEST_DEBUG_SERIES) $(VMRUN) --platform uml \
 		$(PYTHON) -m pytest -q -p no:cacheprovider tests/kernel
 
-kernel-smoke: modules
+kernel-smoke: modules venv
 	@$(VMRUN) --vm $(PYTHON) -m pytest -q -p no:cacheprovider tests/kernel -k "loads or registers or malformed"
 
 # The simulated-time platform proves itself (determinism, load independence,
 # ceilings, agreement with the TCG VM): UML instances started from here.
-platform-test: modules uml-kernel
+platform-test: modules uml-kernel venv
 	@$(PYTHON) -m pytest -q -p no:cacheprovider tests/platform
 
 # Sweeps beyond one machine (docs/scaling.md): the same summaries from --jobs 1,
 # --jobs 2, a Dask cluster on loopback and a one-node Slurm started by the test;
 # a Dask worker killed mid-case, a client killed mid-run and --resume.
-dist-test: modules uml-kernel
+dist-test: modules uml-kernel venv
 	@$(PYTHON) -m pytest -q -p no:cacheprovider -rs tests/distributed
 
 # The one-way-timestamp option: the patched test kernel (built once, cached
@@ -148,8 +160,8 @@ bench-ack: setup
 
 # docs/results.md, the ledger of the seeds' claims, regenerated from the
 # summaries of the runs it was made from (docs/results/runs/*: meta.json,
-# plan.json and summary.json of each run directory; docs/testbed.md)
-ledger: setup
+# plan.json and summary.json of each run directory; docs/testbed.md); no root
+ledger: venv
 	@$(PYTHON) -m synctcp_testbed.cli ledger $(sort $(wildcard docs/results/runs/*))
 
 # Simulated seconds per wall second of reference cases on UML, and the same
@@ -191,7 +203,7 @@ clean:
 	$(MAKE) -C kmod clean
 	$(MAKE) -C kmod/tests clean
 
-.PHONY: bench ledger all setup modules install load unload unit fuzz bench-ack pytest-unit kernel-test kernel-test-debug owts-test test demo checkpatch clean \
+.PHONY: bench ledger all setup venv modules install load unload unit fuzz bench-ack pytest-unit kernel-test kernel-test-debug owts-test test demo checkpatch clean \
 	fresh-check fresh-check-short uml-kernel kernel-smoke platform-test dist-test bench-platform
 
 # DKMS (docs/dkms.md): rebuild the modules for every new kernel.

@@ -133,7 +133,7 @@ else
 		"short-demo|make demo DEMO_ARGS='--cc reno,sync --seconds 3 --no-small-buffer'"
 		"make-modules|make modules"
 		"unit-tests|SYNCTCP_FRESH_ROOT=1 make unit pytest-unit"
-		"kernel-smoke|scripts/vmrun --vm python3 -m pytest -q -p no:cacheprovider tests/kernel -k '$smoke'")
+		"kernel-smoke|scripts/vmrun --vm .venv/bin/python3 -m pytest -q -p no:cacheprovider tests/kernel -k '$smoke'")
 fi
 
 # One step in the root: its own mount and PID namespaces, a clean

@@ -10,7 +10,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 # test kernel of tcp_option/ builds from (linux-source-6.1, ccache).
 pkgs=(build-essential bc flex bison libelf-dev kmod
       linux-image-amd64 linux-headers-amd64 qemu-system-x86
-      iperf3 iproute2 tcpdump ethtool procps python3-pip
+      iperf3 iproute2 tcpdump ethtool procps python3-pip python3-venv
       dkms gpsd gpsd-clients chrony pps-tools mokutil
       linux-source-6.1 libssl-dev ccache dwarves
       clang libclang-rt-14-dev   # libFuzzer: make fuzz, and make unit's short pass
@@ -53,16 +53,22 @@ if [ -n "$kver" ] && [ ! -d "/lib/modules/$kver/build" ]; then
 	apt-get install -y -qq "linux-headers-$kver" >/dev/null
 fi
 
-# Python: virtme-ng and this project's package (editable, with its deps).
-py=${PYTHON:-python3}
-if ! command -v vng >/dev/null || ! "$py" -c 'import synctcp, synctcp_testbed, synctcp_mininet, pyroute2, matplotlib, rich, pydantic, scipy, pytest, scapy, distributed, dask_jobqueue' 2>/dev/null ||
-	[ "$("$py" -c 'import synctcp, os; print(os.path.realpath(synctcp.__file__))' 2>/dev/null)" != "$here/tools/synctcp/__init__.py" ]; then
-	echo "setup: installing Python packages (virtme-ng, synctcp)"
-	pipargs=(-q --root-user-action=ignore --disable-pip-version-check virtme-ng pytest scapy -e "$here")
+# Python, for the system: virtme-ng (vng: scripts/vmrun's VM) and the
+# libraries this project's packages import (pyproject.toml's dependencies
+# and test extras), none of which depends on a clone.  This project's own
+# packages go only into the checkout's environment, .venv/ (scripts/venv.sh,
+# below): another clone's setup cannot re-point them, and deleting that clone
+# breaks nothing here.
+py=${SYNCTCP_BASE_PYTHON:-python3}
+if ! command -v vng >/dev/null || ! "$py" -c 'import pyroute2, matplotlib, rich, dpkt, pydantic, scipy, pytest, scapy, distributed, dask_jobqueue' 2>/dev/null; then
+	echo "setup: installing Python packages (virtme-ng, the libraries of synctcp)"
+	# pyproject.toml's dependencies and test extras, one a line
+	mapfile -t deps < <("$py" -c 'import sys, tomllib; p = tomllib.load(open(sys.argv[1], "rb"))["project"]; print("\n".join(p["dependencies"] + p["optional-dependencies"]["test"]))' "$here/pyproject.toml")
+	pipargs=(-q --root-user-action=ignore --disable-pip-version-check virtme-ng "${deps[@]}")
 	# Debian's own python3 refuses system-wide pip installs (PEP 668).
 	"$py" -m pip install "${pipargs[@]}" 2>/dev/null ||
 		"$py" -m pip install --break-system-packages "${pipargs[@]}"
-	# pyenv only shows new console scripts (synctcp, vng) after a rehash
+	# pyenv only shows new console scripts (vng) after a rehash
 	if command -v pyenv >/dev/null; then pyenv rehash; fi
 fi
 
@@ -77,3 +83,6 @@ if [ -x "$sys_py" ] && ! "$sys_py" -c 'import sys, pydantic; sys.exit(pydantic.V
 	"$sys_py" -m pip install "${pipargs[@]}" 2>/dev/null ||
 		"$sys_py" -m pip install --break-system-packages "${pipargs[@]}"
 fi
+
+# This checkout's Python environment: .venv/, its packages editable (make venv)
+SYNCTCP_BASE_PYTHON=$py "$here/scripts/venv.sh"

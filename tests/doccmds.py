@@ -73,8 +73,9 @@ RULES: List[Rule] = [
     Rule(r"^make -C kmod$", "host", ""),
     Rule(r"^(sudo )?make load$", "vm", r"\bsync\b.*\bmixreact\b.*\betcp\b|\betcp\b"),
     # -- modules and sysctls ------------------------------------------------
-    Rule(r"^(sudo )?synctcp load sync ", "vm", r"sync"),
-    Rule(r"^(sudo )?synctcp load all --allow$", "skip", "after make dkms-install (modprobe finds them there)"),
+    Rule(r"^(sudo )?(\.venv/bin/)?synctcp load sync ", "vm", r"sync"),
+    Rule(r"^(sudo )?(\.venv/bin/)?synctcp load all --allow$", "skip",
+         "after make dkms-install (modprobe finds them there)"),
     Rule(r"^(sudo )?sysctl net\.ipv4\.tcp_congestion_control=(sync|etcp)$", "vm",
          r"net\.ipv4\.tcp_congestion_control = (sync|etcp)"),
     Rule(r"^(sudo )?sysctl net\.ipv4\.tcp_allowed_congestion_control=", "vm",

@@ -29,10 +29,10 @@ touch "$dir/mark-0"
 /tmp/qs -n q1 -i d0 -p 1:10 -o /tmp/a.csv -n q2 -i d0 -p 1:10 -o /tmp/b.csv -r 100 -d "$secs" >/dev/null
 echo "qsampler, 2 targets at 100 Hz: $(($(wc -l < /tmp/a.csv) - 1)) + $(($(wc -l < /tmp/b.csv) - 1)) samples"
 touch "$dir/mark-q"
-echo | python3 -m synctcp_testbed.sampler --diag-stdin >/dev/null
+echo | python3 -m synctcp_testbed.measure.sampler --diag-stdin >/dev/null
 touch "$dir/mark-py"
 spec=; i=1
 while [ $i -le 21 ]; do spec="$spec dg$i:*:/tmp/dg$i.jsonl"; i=$((i + 1)); done
-echo "$spec" | python3 -m synctcp_testbed.sampler --diag-stdin --hz 2 --max-seconds "$secs" >/dev/null
+echo "$spec" | python3 -m synctcp_testbed.measure.sampler --diag-stdin --hz 2 --max-seconds "$secs" >/dev/null
 echo "inet_diag sampler, 21 namespaces at 2 Hz: $(wc -l < /tmp/dg1.jsonl) samples"
 touch "$dir/mark-diag"

@@ -13,7 +13,7 @@ implementation of every measurement and metric for both testbeds.
     synctcp-testbed run SCENARIO --backend mininet      (or synctcp-mininet run SCENARIO)
 
 Importing this module registers the backend ``mininet`` with
-:mod:`synctcp_testbed.backends` (which imports it by that name on first
+:mod:`synctcp_testbed.network.backends` (which imports it by that name on first
 use); it imports nothing of the runner.
 """
 
@@ -22,10 +22,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from synctcp_testbed.backends import build_topology as netns_topology
-from synctcp_testbed.backends import register
+from synctcp_testbed.network.backends import build_topology as netns_topology
+from synctcp_testbed.network.backends import register
 from synctcp_testbed.scenario import Case
-from synctcp_testbed.topology import Topology, TopologyError, sh
+from synctcp_testbed.network.netns import sh
+from synctcp_testbed.network.topology import Topology, TopologyError
 
 from . import ensure_mininet
 

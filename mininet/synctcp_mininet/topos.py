@@ -1,7 +1,7 @@
 """The testbed's topologies as Mininet topologies.
 
 One source of truth: every Topo here is made from the testbed's own
-:class:`synctcp_testbed.topology.Topology` (the builders ``dumbbell``,
+:class:`synctcp_testbed.network.topology.Topology` (the builders ``dumbbell``,
 ``parking_lot``, ``chain`` fed by a scenario), so the Mininet network has
 the same node names, interface names, addresses, routes, sysctls,
 offloads and queues as the namespaces of ``synctcp-testbed run``.
@@ -24,7 +24,7 @@ From a script::
 Links: an egress that only delays or loses packets is a ``TCLink``
 (``delay``, ``loss``, ``max_queue_size`` = the testbed's netem limit).
 An egress with a rate limit and a bottleneck queue is configured with the
-testbed's own ``tc`` commands (:mod:`synctcp_testbed.qdisc`: netem delay,
+testbed's own ``tc`` commands (:mod:`synctcp_testbed.network.qdisc`: netem delay,
 then htb rate, then the queue) because TCLink cannot express it
 faithfully: TCLink puts the delay *after* the rate limiter in one netem
 whose ``limit`` (``max_queue_size``) also counts the packets in the delay
@@ -59,9 +59,9 @@ from mininet.link import Intf, Link, TCIntf  # noqa: E402
 from mininet.node import Host  # noqa: E402
 from mininet.topo import Topo  # noqa: E402
 
-from synctcp_testbed.qdisc import NETEM_LIMIT, Egress  # noqa: E402
-from synctcp_testbed.topology import (Topology, _set_offloads,  # noqa: E402
-                                      _write_sysctls, in_netns_file)
+from synctcp_testbed.network.qdisc import NETEM_LIMIT, Egress  # noqa: E402
+from synctcp_testbed.network.netns import in_netns_file, set_offloads, write_sysctls  # noqa: E402
+from synctcp_testbed.network.topology import Topology  # noqa: E402
 
 def in_pid_netns(pid: int) -> "contextlib.AbstractContextManager[None]":
     """Run the body in the network namespace of process ``pid`` (a Mininet node)."""
@@ -178,10 +178,10 @@ class SyncHost(Host):
         if router:
             values["net.ipv4.ip_forward"] = "1"
         with in_pid_netns(self.pid):
-            _write_sysctls(self.name, values)
+            write_sysctls(self.name, values)
             for intf in self.intfList():
                 if intf.name != "lo":
-                    _set_offloads(intf.name, offloads)
+                    set_offloads(intf.name, offloads)
         rc, out = run_batch(self, "ip", list(ip_lines or []))
         if rc != 0 or out.strip():
             raise RuntimeError(f"{self.name}: ip -batch failed ({rc}): {out.strip()}")
@@ -240,7 +240,7 @@ def scenario_topology(name: Any, cc: str = "", aqm: str = "", point: int = 0,
     """
     from dataclasses import replace
 
-    from synctcp_testbed.backends import build_topology
+    from synctcp_testbed.network.backends import build_topology
     from synctcp_testbed.scenario import Scenario, load
 
     sc = name if isinstance(name, Scenario) else load(str(name))

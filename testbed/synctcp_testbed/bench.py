@@ -3,7 +3,8 @@
 Runs the presets of the benchmark set (scaled to a bench-sized duration,
 each case with several seeds) and prints, per scenario, each algorithm's
 figures as mean ± 95% confidence interval over the seeds, with its ratio to
-Reno and to CUBIC *of the same run* (paired by seed):
+Reno and to CUBIC *of the same run* (paired by seed: the ratios of
+:func:`synctcp_testbed.analysis.stats.groups`):
 
 * ``weigle-ftp``: the columns of Weigle's Table 4.3 (utilization %,
   drop %, average queue in packets at the forward bottleneck R0->R1) for
@@ -31,8 +32,8 @@ from typing import Any, Dict, List, Optional, Sequence
 from rich.console import Console
 from rich.table import Table
 
-from .stats import groups
-from .stats import text as _cell
+from .analysis.stats import groups
+from .analysis.stats import text as _cell
 
 #: preset -> (duration s, warm-up s, seeds) of its bench-sized run
 BENCH = {"weigle-ftp": (60.0, 15.0, 5), "gu-smallbuffer": (30.0, 5.0, 5)}
@@ -45,12 +46,8 @@ def _groups(summary: Dict[str, Any]) -> List[Dict[str, Any]]:
     return groups(summary["cases"])
 
 
-def _find(gs: List[Dict[str, Any]], cc: str, point: Any) -> Optional[Dict[str, Any]]:
-    return next((g for g in gs if g["cc"] == cc and g["aqm"] != "ceiling"
-                 and g.get("point") == point), None)
-
-
 def _ceiling(gs: List[Dict[str, Any]], point: Any) -> Optional[Dict[str, Any]]:
+    """The platform's ceiling group at sweep ``point``, if the run has one."""
     return next((g for g in gs if g["aqm"] == "ceiling" and g.get("point") == point), None)
 
 

@@ -58,7 +58,8 @@ CASES: Dict[str, Any] = {
 
 def measure(label: str, sc: Scenario, platform: str, out: Path,
             log: Callable[[str], None]) -> Dict[str, Any]:
-    from .runner import RunError, run_scenario
+    from .case.errors import RunError
+    from .platform.run import run_scenario
 
     rundir = out / f"{label}-{platform}"
     row: Dict[str, Any] = {"case": label, "platform": platform,
@@ -133,7 +134,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if bad:
         ap.error(f"unknown case {', '.join(bad)}: of {', '.join(CASES)}")
     plats = [p for p in args.platforms.split(",") if p]
-    from .platforms import PLATFORMS
+    from .platform.choose import PLATFORMS
     bad = [p for p in plats if p not in PLATFORMS]
     if bad:
         ap.error(f"unknown platform {', '.join(bad)}: of {', '.join(PLATFORMS)}")
@@ -142,7 +143,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     def log(msg: str) -> None:
         print(f"  {msg}", file=sys.stderr, flush=True)
 
-    from .platforms import uml_series
+    from .platform.choose import uml_series
     series = [x for x in (args.series or uml_series()).split(",") if x]
     rows: List[Dict[str, Any]] = []
     try:

@@ -27,10 +27,10 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from synctcp.pipe import stdout_closed
 
-from .qdisc import AQMS
+from .analysis.rundir import RunDirError
+from .network.qdisc import AQMS
 from .scenario import VARIANTS, ScenarioError, load, presets, updated
 
-REPO = Path(__file__).resolve().parents[2]
 RESULTS = Path(os.environ.get("SYNCTCP_RESULTS", "results"))
 
 
@@ -40,8 +40,8 @@ def _csv(text: Optional[str]) -> Optional[List[str]]:
 
 def cmd_list(args: argparse.Namespace) -> int:
     width = max((len(n) for n in presets()), default=0)
-    for name, path in presets().items():
-        sc = load(str(path))
+    for name in presets():
+        sc = load(name)
         print(f"{name:{width}} {len(sc.cases()):3} cases  {sc.description}")
     return 0
 
@@ -65,14 +65,14 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_ledger(args: argparse.Namespace) -> int:
-    from .ledger import main as ledger_main
+    from .analysis.ledger import main as ledger_main
 
     return ledger_main([*args.rundirs, "--out", args.out,
                         *(["--figures", args.figures] if args.figures else [])])
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .report import main as report_main
+    from .analysis.report import main as report_main
 
     return report_main([args.rundir])
 
@@ -105,7 +105,7 @@ def _pool(args: argparse.Namespace, log: Any) -> Any:
 
     if not (args.dask or args.slurm):
         return contextlib.nullcontext(None)
-    from .cluster import DaskPool, slurm_options
+    from .platform.cluster import DaskPool, slurm_options
 
     shared = Path(args.shared_dir).absolute() if args.shared_dir else None
     if args.dask:
@@ -117,7 +117,7 @@ def _pool(args: argparse.Namespace, log: Any) -> Any:
 
 
 def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from .platforms import PlatformError
+    from .platform.choose import PlatformError
 
     _check_executor(args)
     if args.resume is not None:
@@ -156,8 +156,8 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 def _resume(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """``run --resume RUNDIR``: the cases of RUNDIR's plan that have no result yet."""
-    from .executor import load_plan
-    from .platforms import PlatformError
+    from .platform.executor import load_plan
+    from .platform.choose import PlatformError
     from .scenario import from_dict
 
     out = Path(args.resume).absolute()
@@ -182,8 +182,8 @@ def _resume(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 def _run(args: argparse.Namespace, argv: Sequence[str], sc: Any, out: Path,
          ccs: Optional[List[str]], aqms: Optional[List[str]], ncases: int, resume: bool) -> int:
-    from .executor import check_jobs
-    from .platforms import choose
+    from .platform.executor import check_jobs
+    from .platform.choose import choose
 
     plat = choose(args.platform)
     check_jobs(plat, args.jobs)
@@ -194,8 +194,9 @@ def _run(args: argparse.Namespace, argv: Sequence[str], sc: Any, out: Path,
     args.capture = args.capture or sc.capture
     from rich.console import Console
 
-    from .runner import RunError, run_scenario
-    from .topology import TopologyError
+    from .case.errors import RunError
+    from .platform.run import run_scenario
+    from .network.topology import TopologyError
 
     console = Console(stderr=True)
 
@@ -226,7 +227,8 @@ def _run(args: argparse.Namespace, argv: Sequence[str], sc: Any, out: Path,
 
 def _finish(out: Path, no_report: bool, t0: float) -> None:
     """summary.csv, plots and report.html of a run directory, and its table."""
-    from .report import write_report, write_summary_csv
+    from .analysis.report import write_report
+    from .analysis.tables import write_summary_csv
 
     write_summary_csv(out)
     if not no_report:
@@ -240,6 +242,8 @@ def print_summary(rundir: Path) -> None:
     """The run's summary table with ratios to Reno and CUBIC of the same run."""
     from rich.console import Console
     from rich.table import Table
+
+    from .analysis.stats import ratio_to
 
     summary = json.loads((rundir / "summary.json").read_text())
     if summary.get("repeat", 1) > 1:
@@ -256,10 +260,8 @@ def print_summary(rundir: Path) -> None:
                    f"{b['mark_pct']:.2f}", f"{b['mean_pkts']:.1f}", f"{c['goodput_mbit']:.2f}",
                    str(c["retransmits"])]
             for ref in ("reno", "cubic"):
-                r = reference(cases, c, ref)
-                rb = next((x for x in r["bottlenecks"] if x["link"] == b["link"]), None) if r else None
-                row += [_ratio(c["goodput_mbit"], r["goodput_mbit"] if r else None),
-                        _ratio(b["mean_pkts"], rb["mean_pkts"] if rb else None)]
+                row += [_ratio(ratio_to(cases, c, ref, "goodput_mbit")),
+                        _ratio(ratio_to(cases, c, ref, f"{b['link']}.mean_pkts"))]
             table.add_row(*row)
     Console(width=max(Console().width, 150)).print(table)
 
@@ -269,7 +271,7 @@ def print_groups(rundir: Path, summary: Dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from .stats import text as cell
+    from .analysis.stats import text as cell
 
     table = Table(title=f"{summary['scenario']}: {rundir} (mean \u00b1 95% CI over "
                         f"{summary['repeat']} seeds)")
@@ -290,17 +292,9 @@ def print_groups(rundir: Path, summary: Dict[str, Any]) -> None:
     Console(width=max(Console().width, 170)).print(table)
 
 
-def reference(cases: List[Dict[str, Any]], case: Dict[str, Any], cc: str) -> Optional[Dict[str, Any]]:
-    """The case of algorithm ``cc`` with the same queue, sweep point and seed as ``case``."""
-    return next((c for c in cases if c["cc"] == cc and c["aqm"] == case["aqm"]
-                 and c.get("point") == case.get("point")
-                 and c.get("seed") == case.get("seed")), None)
-
-
-def _ratio(a: Optional[float], b: Optional[float]) -> str:
-    if a is None or not b:
-        return "-"
-    return f"{a / b:.2f}"
+def _ratio(r: Optional[float]) -> str:
+    """A ratio to a reference in a table cell: two decimals, "-" for none."""
+    return "-" if r is None else f"{r:.2f}"
 
 
 #: what ``--help`` says about where ``run`` runs (``synctcp-mininet`` says it too)
@@ -320,8 +314,8 @@ def _text(*paragraphs: str) -> str:
 def build_parser(prog: str = "synctcp-testbed", backend: Optional[str] = None,
                  description: Optional[str] = None) -> argparse.ArgumentParser:
     """The command's parser; ``synctcp-mininet`` is this with ``backend="mininet"``."""
-    from .backends import names as backend_names
-    from .platforms import PLATFORMS
+    from .network.backends import names as backend_names
+    from .platform.choose import PLATFORMS
 
     examples = "\n".join(f"  {prog} {line}" for line in (
         "list                         the preset scenarios",
@@ -439,7 +433,7 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "synctcp-testbed") ->
         rc = commands[args.command](args) if args.command in commands else cmd_run(args, argv)
         sys.stdout.flush()          # a closed pipe shows here, not at exit
         return rc
-    except ScenarioError as exc:
+    except (ScenarioError, RunDirError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

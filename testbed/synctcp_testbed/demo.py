@@ -30,7 +30,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from synctcp.pipe import stdout_closed
 
-from .rundir import Run, RunDirError, load_run
+from .analysis.rundir import Run, RunDirError, load_run
 from .scenario import Scenario, ScenarioError, bulk_dumbbell
 
 #: the measured link of both parts (the dumbbell's forward bottleneck)
@@ -250,8 +250,8 @@ def main(argv: Optional[Sequence[str]] = None, backend: str = "netns",
         except ScenarioError as exc:
             bad = str(exc)
     if bad is None:
-        from .executor import check_jobs
-        from .platforms import PlatformError, choose
+        from .platform.executor import check_jobs
+        from .platform.choose import PlatformError, choose
         try:
             check_jobs(choose(args.platform), args.jobs)
         except PlatformError as exc:
@@ -262,9 +262,11 @@ def main(argv: Optional[Sequence[str]] = None, backend: str = "netns",
         print(f"{name}: {bad}", file=sys.stderr)
         return 2
 
-    from .report import write_report, write_summary_csv
-    from .runner import RunError, run_scenario
-    from .topology import TopologyError
+    from .analysis.report import write_report
+    from .analysis.tables import write_summary_csv
+    from .case.errors import RunError
+    from .platform.run import run_scenario
+    from .network.topology import TopologyError
 
     log: Callable[[str], None] = lambda m: print(m, file=sys.stderr, flush=True)
     started = time.monotonic()
@@ -281,13 +283,13 @@ def main(argv: Optional[Sequence[str]] = None, backend: str = "netns",
                                       command=command, backend=backend, **args.run_opts)
                 run = load_run(rundir)
                 part_rows = table_rows(run)
+                write_summary_csv(run)
+                if not args.no_report:
+                    write_report(run)
             except (RunError, TopologyError, RunDirError) as exc:
                 print(f"{name}: {part.label}: {exc}", file=sys.stderr)
                 rc = 1
                 break
-            write_summary_csv(run)
-            if not args.no_report:
-                write_report(run)
             runs.append(run)
             rows.append(part_rows)
             print_table(part_rows, part.title)

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Sequence
 
 from synctcp.modctl import CC_MODULES
-from synctcp_testbed.rundir import Bottleneck, CaseSummary, load_run
-from synctcp_testbed.runner import run_scenario
+from synctcp_testbed.analysis.rundir import Bottleneck, CaseSummary, load_run
+from synctcp_testbed.platform.run import run_scenario
 from synctcp_testbed.scenario import bulk_dumbbell, load as load_scenario
 
 import pytest
@@ -278,7 +278,7 @@ class SyncFlow:
 
     def __init__(self, topo: Any, receiver: str, port: int,
                  gate: "threading.Event | None" = None) -> None:
-        from synctcp_testbed.topology import in_netns
+        from synctcp_testbed.network.netns import in_netns
 
         self.topo, self.closing, self.gate = topo, threading.Event(), gate
         self._in_netns = in_netns
@@ -333,8 +333,8 @@ class SyncFlow:
 
 def nginx_conf(tmp: Path, addr: str, connections: int) -> str:
     """An nginx configuration serving ``tmp/www`` on ``addr``:8080 with
-    everything of its own under ``tmp`` (the testbed's, synctcp_testbed.nginx)."""
-    from synctcp_testbed.nginx import conf
+    everything of its own under ``tmp`` (the testbed's, synctcp_testbed.traffic.nginx)."""
+    from synctcp_testbed.traffic.nginx import conf
 
     return conf(tmp, addr, connections)
 

@@ -17,7 +17,7 @@ from typing import Iterator, List, Optional
 import pytest
 
 from synctcp.owts_peer import ACK, FakePeer, Segment
-from synctcp_testbed.topology import in_netns, sh
+from synctcp_testbed.network.netns import in_netns, sh
 
 SRV_NS, PEER_NS = "owtsp-srv", "owtsp-peer"
 SRV_DEV, PEER_DEV = "veth-os", "veth-op"

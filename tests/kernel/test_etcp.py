@@ -18,7 +18,7 @@ import pytest
 from conftest import (AVAILABLE_CC, SYSCTL_CC, TCP_CONGESTION, is_loaded, load, loopback_transfer,
                       run_comparison, sh, sock_cc, unload, unload_when_idle)
 from synctcp.diag import list_sockets
-from synctcp_testbed.platforms import inside_instance
+from synctcp_testbed.platform.choose import inside_instance
 
 pytestmark = pytest.mark.module("tcp_etcp")
 PARAMS = Path("/sys/module/tcp_etcp/parameters")
@@ -205,8 +205,9 @@ def test_burst_segs_changed_at_run_time_reaches_a_running_connection(
     import threading
 
     from conftest import drain, pump
-    from synctcp_testbed.qdisc import QueueSpec
-    from synctcp_testbed.topology import dumbbell, in_netns
+    from synctcp_testbed.network.qdisc import QueueSpec
+    from synctcp_testbed.network.netns import in_netns
+    from synctcp_testbed.network.topology import dumbbell
 
     topo = dumbbell([100.0], rate_mbit=500, queue=QueueSpec("droptail", 20), prefix="eb")
     info_fmt = struct.Struct("<8B24I3Q")

@@ -22,8 +22,8 @@ from typing import Any, Dict, Iterator, List, Tuple
 import pytest
 
 from conftest import SyncFlow
-from synctcp_testbed.qdisc import QueueSpec
-from synctcp_testbed.topology import Topology, dumbbell
+from synctcp_testbed.network.qdisc import QueueSpec
+from synctcp_testbed.network.topology import Topology, dumbbell
 
 pytestmark = pytest.mark.module("tcp_sync")
 

@@ -35,8 +35,9 @@ import pytest
 
 from conftest import REPORT, TCP_CONGESTION, drain, is_loaded, load, pump
 from synctcp.modctl import CC_MODULES
-from synctcp_testbed.qdisc import QueueSpec
-from synctcp_testbed.topology import Topology, dumbbell, in_netns
+from synctcp_testbed.network.qdisc import QueueSpec
+from synctcp_testbed.network.netns import in_netns
+from synctcp_testbed.network.topology import Topology, dumbbell
 
 MSS = 1448
 WINDOW_SEGS = 20

@@ -14,9 +14,9 @@ from typing import Iterator, List, Tuple
 
 import pytest
 
-from synctcp_testbed.flowgen import (FlowSpec, config_text, gaps, load_result, window_bytes,
+from synctcp_testbed.traffic.flowgen import (FlowSpec, config_text, gaps, load_result, window_bytes,
                                      window_retrans)
-from synctcp_testbed.native import flowgen_path
+from synctcp_testbed.platform.helpers import flowgen_path
 
 A, B = "fgk-a", "fgk-b"
 ADDR_A, ADDR_B = "10.203.0.1", "10.203.0.2"

@@ -27,11 +27,12 @@ from conftest import (DEBUG_KERNEL, REPORT, RESULTS, is_loaded, load, nginx_conf
                       unload_when_idle)
 from synctcp.diag import TCP_STATES_CONNECTED, list_sockets
 from synctcp.modctl import CC_MODULES
-from synctcp_testbed.flowgen import FlowSpec, config_text, load_result, window_bytes
-from synctcp_testbed.native import flowgen_path
-from synctcp_testbed.platforms import inside_instance
-from synctcp_testbed.qdisc import QueueSpec
-from synctcp_testbed.topology import Topology, dumbbell, in_netns
+from synctcp_testbed.traffic.flowgen import FlowSpec, config_text, load_result, window_bytes
+from synctcp_testbed.platform.helpers import flowgen_path
+from synctcp_testbed.platform.choose import inside_instance
+from synctcp_testbed.network.qdisc import QueueSpec
+from synctcp_testbed.network.netns import in_netns
+from synctcp_testbed.network.topology import Topology, dumbbell
 
 MODULES = CC_MODULES
 SLABS = ("TCP", "request_sock_TCP", "tw_sock_TCP")

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from synctcp_testbed import runner
-from synctcp_testbed.report import write_report, write_summary_csv
+from synctcp_testbed.platform import run
+from synctcp_testbed.analysis.report import write_report
+from synctcp_testbed.analysis.tables import write_summary_csv
 from synctcp_testbed.scenario import load as load_scenario
-from synctcp_testbed.topology import NETNS_DIR, in_netns, offloads, sh
+from synctcp_testbed.network.netns import NETNS_DIR, in_netns, offloads, sh
 
 synctcp_mininet = pytest.importorskip("synctcp_mininet")
 try:
@@ -108,7 +109,7 @@ queue_pkts = 50
 
 def test_every_module_runs_on_mininet_to_a_complete_report(tmp_path: Path) -> None:
     sc = load_scenario(str(_tiny(tmp_path, "mn-modules", ["sync", "mixreact", "etcp"], 5, 1)))
-    out = runner.run_scenario(sc, tmp_path / "run", backend="mininet", log=print)
+    out = run.run_scenario(sc, tmp_path / "run", backend="mininet", log=print)
     write_summary_csv(out)
     write_report(out)
     meta = json.loads((out / "meta.json").read_text())
@@ -141,7 +142,7 @@ def test_netns_and_mininet_agree_on_goodput_and_queue(tmp_path: Path) -> None:
     got = {}
     for backend in ("netns", "mininet"):
         t0 = time.monotonic()
-        out = runner.run_scenario(sc, tmp_path / backend, backend=backend, log=print)
+        out = run.run_scenario(sc, tmp_path / backend, backend=backend, log=print)
         case = json.loads((out / "summary.json").read_text())["cases"][0]
         b = case["bottlenecks"][0]
         got[backend] = {"goodput_mbit": round(case["goodput_mbit"], 3),

@@ -24,7 +24,7 @@ from synctcp.owts_peer import MALFORMED, FakePeer, open_packet_socket, owts_opti
 
 from owtsnet import (PEER_IP, PEER_MAC, SRV_DEV, SRV_IP, SRV_NS, OwtsNet,  # noqa: E402
                      acked, owts_net, peer_for, server)
-from synctcp_testbed.topology import sh  # noqa: E402
+from synctcp_testbed.network.netns import sh  # noqa: E402
 
 __all__ = ["owts_net"]       # the fixture, used by name
 

@@ -33,7 +33,7 @@ import pytest
 
 from conftest import TCP_CONGESTION, drain, is_loaded, load, pump
 from synctcp.diag import list_sockets
-from synctcp_testbed.topology import in_netns, sh
+from synctcp_testbed.network.netns import in_netns, sh
 
 SND, RTR, RCV = "pc-snd", "pc-rtr", "pc-rcv"
 SND_IP, VICTIM, ATTACKER = "2001:db8:1::1", "2001:db8:1::10", "2001:db8:bad:1::bac:11"

@@ -34,7 +34,7 @@ from conftest import REPORT, TCP_CONGESTION, is_loaded, load  # noqa: E402
 from owtsnet import OwtsNet, owts_net, peer_for  # noqa: E402,F401
 from synctcp.diag import list_sockets  # noqa: E402
 from synctcp.modctl import CC_MODULES  # noqa: E402
-from synctcp_testbed.topology import in_netns, sh  # noqa: E402
+from synctcp_testbed.network.netns import in_netns, sh  # noqa: E402
 
 __all__ = ["owts_net"]       # the fixture, used by name
 
@@ -50,7 +50,7 @@ PATH_SEGS = RATE_MBIT * 1e6 / 8 * 2 * DELAY_MS / 1e3 / MSS + LIMIT_PKTS
 @pytest.fixture(scope="module")
 def path(owts_net: OwtsNet) -> Iterator[OwtsNet]:
     """The OWTS network with the server's way to the peer made a bottleneck."""
-    for mod in ("tcp_sync", "tcp_mixreact"):
+    for mod in (CC_MODULES["sync"], CC_MODULES["mixreact"]):
         if not is_loaded(mod):
             assert load(mod).returncode == 0, mod
     sh(["tc", "qdisc", "replace", "dev", "veth-os", "root", "netem", "delay", f"{DELAY_MS}ms",

@@ -28,10 +28,11 @@ from typing import Any, Dict, Iterator
 import pytest
 
 from conftest import RESULTS, is_loaded, load, nginx_conf
-from synctcp_testbed.platforms import inside_instance
-from synctcp_testbed.qdisc import QueueSpec
+from synctcp_testbed.platform.choose import inside_instance
+from synctcp_testbed.network.qdisc import QueueSpec
 from synctcp.diag import list_sockets
-from synctcp_testbed.topology import Topology, dumbbell, in_netns
+from synctcp_testbed.network.netns import in_netns
+from synctcp_testbed.network.topology import Topology, dumbbell
 
 pytestmark = pytest.mark.module("tcp_sync")
 

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from synctcp_testbed import cli as testbed_cli
-from synctcp_testbed.qdisc import QueueSpec
+from synctcp_testbed.network.qdisc import QueueSpec
 from synctcp_testbed.scenario import load as load_scenario
-from synctcp_testbed.topology import (NETNS_DIR, Topology, TopologyError, dumbbell, in_netns,
-                                      offloads, parking_lot, sh)
+from synctcp_testbed.network.netns import NETNS_DIR, in_netns, offloads, sh
+from synctcp_testbed.network.topology import Topology, TopologyError, dumbbell, parking_lot
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -30,9 +30,9 @@ from typing import Any, Dict, Iterator, Optional
 import pytest
 
 from conftest import SyncFlow
-from synctcp_testbed.platforms import inside_instance
-from synctcp_testbed.qdisc import QueueSpec
-from synctcp_testbed.topology import Topology, dumbbell
+from synctcp_testbed.platform.choose import inside_instance
+from synctcp_testbed.network.qdisc import QueueSpec
+from synctcp_testbed.network.topology import Topology, dumbbell
 
 pytestmark = pytest.mark.module("tcp_sync")
 

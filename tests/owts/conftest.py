@@ -26,7 +26,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "kernel"))       # owtsnet (the fake peer's network)
 from owtsnet import Server, del_netns, veth_pair  # noqa: E402
-from synctcp_testbed.topology import sh  # noqa: E402
+from synctcp_testbed.network.netns import sh  # noqa: E402
 RESULTS = ROOT / "results" / "owts-tests"
 OWTS_SYSCTL = Path("/proc/sys/net/ipv4/tcp_owts")
 KMOD = Path(os.environ.get("SYNCTCP_OWTS_KMOD", ROOT / "kmod"))

@@ -31,7 +31,7 @@ import pytest
 
 from conftest import FWD_MS, Pair, set_owts, sink
 from synctcp.owts_peer import PACKET_OUTGOING, open_packet_socket, parse_frame
-from synctcp_testbed.topology import in_netns, sh
+from synctcp_testbed.network.netns import in_netns, sh
 
 SO_MAX_PACING_RATE = getattr(socket, "SO_MAX_PACING_RATE", 47)
 #: Pacing rate (bytes/s): a 1.5 kB segment every 75 ms, far above the

@@ -37,7 +37,7 @@ from synctcp.diag import list_sockets, open_diag_socket  # noqa: E402
 from synctcp.modctl import module_of  # noqa: E402
 from synctcp.owts_peer import (ACK, PACKET_OUTGOING, FakePeer, Segment, owts_option,  # noqa: E402
                                 pad4, parse_frame)
-from synctcp_testbed.topology import in_netns, sh  # noqa: E402
+from synctcp_testbed.network.netns import in_netns, sh  # noqa: E402
 
 __all__ = ["owts_net"]       # the fixture, used by name
 

@@ -27,7 +27,7 @@ from conftest import owts_counters, set_owts  # noqa: E402
 from owtsnet import SRV_NS, OwtsNet, acked, owts_net, peer_for, server  # noqa: E402
 from synctcp.owts_peer import (MALFORMED, MOD, FakePeer, Segment, flags_of,  # noqa: E402
                                 now_tsval, owts_option, syn_options)
-from synctcp_testbed.topology import sh  # noqa: E402
+from synctcp_testbed.network.netns import sh  # noqa: E402
 
 __all__ = ["owts_net"]       # the fixture, used by name
 #: A send time this far in the past: the server must echo about this OTT.

@@ -21,7 +21,7 @@ import pytest
 from conftest import FWD_MS, KMOD, Pair, sink, set_owts
 from synctcp.diag import list_sockets, open_diag_socket
 from synctcp.modctl import module_of
-from synctcp_testbed.topology import in_netns, sh
+from synctcp_testbed.network.netns import in_netns, sh
 
 TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
 #: the modules that take an OTT (etcp does not)

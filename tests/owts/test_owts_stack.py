@@ -19,7 +19,7 @@ import pytest
 
 from conftest import FWD_MS, REV_MS, Pair, owts_counters, set_owts, sink
 from synctcp.owtsdump import Row, decode_file
-from synctcp_testbed.topology import in_netns, sh
+from synctcp_testbed.network.netns import in_netns, sh
 
 PORT = 5301
 

@@ -25,7 +25,7 @@ from typing import Any, Dict, Iterator, List
 
 import pytest
 
-from synctcp_testbed.runner import run_scenario
+from synctcp_testbed.platform.run import run_scenario
 from synctcp_testbed.scenario import Scenario, TopologySpec, TrafficSpec
 
 REPO = Path(__file__).resolve().parents[2]

@@ -52,7 +52,11 @@ def test_skips_say_why() -> None:
 
 def _run(c: Command, cwd: Path) -> subprocess.CompletedProcess:
     text = substitute(c.text)
-    env = dict(os.environ, COLUMNS="200", MPLBACKEND="Agg")
+    # this checkout's commands and code, whichever Python runs the tests (its
+    # .venv's under make, or another with PYTHONPATH): never another clone's
+    env = dict(os.environ, COLUMNS="200", MPLBACKEND="Agg",
+               PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+               PYTHONPATH=os.pathsep.join(str(REPO / d) for d in ("tools", "testbed", "mininet")))
     # from the repository where the command names its files, else where output may go
     here = REPO if re.match(r"^(make|scripts/|uml/|kmod/)", text) else cwd
     return subprocess.run(["bash", "-c", text], cwd=here,

@@ -8,15 +8,19 @@ from typing import Any, Dict, List
 
 import pytest
 
-from synctcp_testbed import executor, runner, worker
-from synctcp_testbed.platforms import Platform
+from synctcp_testbed.platform import executor
+from synctcp_testbed.case.errors import RunError
+from synctcp_testbed.plan import planfile
+from synctcp_testbed.platform import run, vm
+from synctcp_testbed.platform import worker
+from synctcp_testbed.platform.choose import Platform
 from synctcp_testbed.scenario import ScenarioError, load
 
 
 def test_the_plan_gives_the_worker_the_same_cases(tmp_path: Path) -> None:
     sc = load("gu-smallbuffer")
-    executor.write_plan(tmp_path, sc.as_dict(), ["etcp", "reno"], None)
-    got = executor.plan_cases(executor.load_plan(tmp_path))
+    planfile.write_plan(tmp_path, sc.as_dict(), ["etcp", "reno"], None)
+    got = planfile.plan_cases(planfile.load_plan(tmp_path))
     want = sc.cases(["etcp", "reno"], None)
     assert [c.id for c in got] == [c.id for c in want]
     assert [c.queue_limit for c in got] == [c.queue_limit for c in want]
@@ -27,7 +31,7 @@ def test_worker_refuses_an_unknown_case_and_a_missing_plan(tmp_path: Path,
                                                           capsys: pytest.CaptureFixture) -> None:
     assert worker.main([str(tmp_path), "reno-droptail"]) == 2
     assert "plan.json" in capsys.readouterr().err
-    executor.write_plan(tmp_path, load("gu-smallbuffer").as_dict(), None, None)
+    planfile.write_plan(tmp_path, load("gu-smallbuffer").as_dict(), None, None)
     assert worker.main([str(tmp_path), "nope"]) == 2
     assert "no case nope" in capsys.readouterr().err
 
@@ -41,21 +45,21 @@ class FakeRun:
     def run(self) -> Dict[str, Any]:
         self.dir.mkdir(parents=True, exist_ok=True)
         if self.case.cc == "reno":
-            raise runner.RunError("no reno today")
+            raise RunError("no reno today")
         return {"id": self.case.id, "cc": self.case.cc, "aqm": self.case.aqm,
                 "point": self.case.point, "goodput_mbit": 1.0}
 
 
 def test_here_runs_every_case_in_order_and_reports_each_failure(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runner, "CaseRun", FakeRun)
+    monkeypatch.setattr(run, "CaseRun", FakeRun)
     cases = load("gu-smallbuffer").cases(["etcp", "reno"])
     seen: List[int] = []
 
     def here(case: Any, cdir: Path) -> Dict[str, Any]:
         try:
             return FakeRun(case, cdir).run()
-        except runner.RunError as exc:
+        except RunError as exc:
             raise executor.CaseFailed(case.id, str(exc)) from exc
 
     results, failed = executor.execute(Platform("native", "t", here=True), cases, tmp_path, 1,
@@ -71,15 +75,15 @@ def test_here_runs_every_case_in_order_and_reports_each_failure(
 
 def test_run_scenario_writes_what_ran_and_raises_naming_the_failures(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runner, "CaseRun", FakeRun)
+    monkeypatch.setattr(run, "CaseRun", FakeRun)
     monkeypatch.setenv("SYNCTCP_IN_VM", "1")
     monkeypatch.setenv("SYNCTCP_PLATFORM", "uml")
-    monkeypatch.setattr(executor, "prepare", lambda plat, log: {})
+    monkeypatch.setattr(run, "prepare", lambda plat, log: {})
     loaded: List[str] = []
-    monkeypatch.setattr(runner, "ensure_cc", loaded.append)
+    monkeypatch.setattr(run, "ensure_cc", loaded.append)
     sc = load("gu-smallbuffer")
-    with pytest.raises(runner.RunError, match="reno-droptail-rate10: no reno today"):
-        runner.run_scenario(sc, tmp_path, ["etcp", "reno"], log=lambda m: None)
+    with pytest.raises(RunError, match="reno-droptail-rate10: no reno today"):
+        run.run_scenario(sc, tmp_path, ["etcp", "reno"], log=lambda m: None)
     meta = json.loads((tmp_path / "meta.json").read_text())
     assert meta["platform"] == "uml" and meta["platform_choice"] == "inside an instance"
     assert meta["time_mode"].startswith("simulated") and meta["wall_cost"]["wall_s"] >= 0
@@ -91,13 +95,13 @@ def test_run_scenario_writes_what_ran_and_raises_naming_the_failures(
 def test_run_scenario_refuses_parallel_real_time_cases(tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SYNCTCP_IN_VM", raising=False)
-    with pytest.raises(runner.RunError, match="parallel cases need the uml platform"):
-        runner.run_scenario(load("gu-smallbuffer"), tmp_path, platform="tcg", jobs=2)
+    with pytest.raises(RunError, match="parallel cases need the uml platform"):
+        run.run_scenario(load("gu-smallbuffer"), tmp_path, platform="tcg", jobs=2)
     with pytest.raises(ScenarioError):
-        executor.plan_cases({"scenario": {"name": "x", "duration_s": -1}})
+        planfile.plan_cases({"scenario": {"name": "x", "duration_s": -1}})
 
 
 def test_no_case_starts_no_instance(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(executor.subprocess, "run",
+    monkeypatch.setattr(vm.subprocess, "run",
                         lambda *a, **kw: pytest.fail("an instance was started"))
     assert executor.execute(Platform("tcg", "t"), [], tmp_path, 1, log=lambda m: None) == ([], [])

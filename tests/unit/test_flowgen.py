@@ -14,10 +14,13 @@ from typing import Any, Dict, List
 
 import pytest
 
-from synctcp_testbed import native, runner
-from synctcp_testbed.flowgen import (FlowgenError, FlowSpec, config_text, gaps, limit_for,
+from synctcp_testbed.platform import helpers as native
+from synctcp_testbed.case import collect
+from synctcp_testbed.case.errors import RunError
+from synctcp_testbed.plan.flows import Flow
+from synctcp_testbed.traffic.flowgen import (FlowgenError, FlowSpec, config_text, gaps, limit_for,
                                      parse_result, window_bytes)
-from synctcp_testbed.scenario import from_dict
+from synctcp_testbed.scenario import Case, from_dict
 
 CC = shutil.which("cc") or shutil.which("gcc")
 
@@ -127,16 +130,16 @@ def test_gaps_finds_non_contiguous_intervals() -> None:
 # the runner's use of a result
 
 
-def flow(**kw: Any) -> runner.Flow:
+def flow(**kw: Any) -> Flow:
     d: Dict[str, Any] = dict(id="f01", group="fwd", cc="reno", src="a1", dst="b1", port=5201,
                              cport=40001, base_rtt_ms=50.0)
     d.update(kw)
-    return runner.Flow(**d)
+    return Flow(**d)
 
 
 def test_flow_record_has_goodput_over_the_window_and_keeps_its_keys() -> None:
     res = parse_result(result_text(flow_doc())).flows["f01"]
-    rec = runner.flow_result("c", flow(), res, 1.0, 3.0)
+    rec = collect.flow_result("c", flow(), res, 1.0, 3.0)
     assert rec["bytes"] == 2000
     assert rec["goodput_mbit"] == pytest.approx(2000 * 8 / 2.0 / 1e6)
     assert rec["retransmits"] == 3 - 1 and rec["retransmits_total"] == 4
@@ -149,32 +152,32 @@ def test_flow_record_has_goodput_over_the_window_and_keeps_its_keys() -> None:
 def test_cbr_record_reports_lost_percent() -> None:
     res = parse_result(result_text(flow_doc(kind="cbr", cc=None, retransmits=None,
                                             lost_pct=1.5))).flows["f01"]
-    rec = runner.flow_result("c", flow(kind="cbr", cc="udp"), res, 1.0, 3.0)
+    rec = collect.flow_result("c", flow(kind="cbr", cc="udp"), res, 1.0, 3.0)
     assert rec["udp_lost_pct"] == 1.5 and rec["retransmits"] == 0
 
 
 def test_a_flow_that_ran_another_cc_or_failed_is_an_error() -> None:
     res = parse_result(result_text(flow_doc(cc="cubic"))).flows["f01"]
-    with pytest.raises(runner.RunError, match="ran cubic, not reno"):
-        runner.flow_result("c", flow(), res, 1.0, 3.0)
+    with pytest.raises(RunError, match="ran cubic, not reno"):
+        collect.flow_result("c", flow(), res, 1.0, 3.0)
     res = parse_result(result_text(flow_doc(error="connect: Connection refused"))).flows["f01"]
-    with pytest.raises(runner.RunError, match="f01 .a1->b1.: connect: Connection refused"):
-        runner.flow_result("c", flow(), res, 1.0, 3.0)
+    with pytest.raises(RunError, match="f01 .a1->b1.: connect: Connection refused"):
+        collect.flow_result("c", flow(), res, 1.0, 3.0)
 
 
-def window_case(tmp_path: Path, duration: float = 30, warmup: float = 5) -> runner.CaseRun:
+def window_case(duration: float = 30, warmup: float = 5) -> Case:
     sc = from_dict({"name": "t", "cc": ["reno"], "aqm": ["droptail"], "duration_s": duration,
                     "warmup_s": warmup, "topology": {"rtts_ms": [40], "rate_mbit": 10,
                                                      "queue_pkts": 50},
                     "traffic": {"bulk_fwd": True}})
-    return runner.CaseRun(sc.cases()[0], tmp_path)
+    return sc.cases()[0]
 
 
 def test_window_starts_warmup_after_the_last_start_on_the_interval_grid(tmp_path: Path) -> None:
     docs = [flow_doc(started=0.0, stopped=40.0),
             flow_doc(id="f02", started=2.3, stopped=38.3)]
     fg = parse_result(result_text(*docs, go=1000.0))
-    t_start, t_end, go = window_case(tmp_path)._window(runner.Plan(), 999.0, fg)
+    t_start, t_end, go = collect.measured_window(window_case(), 999.0, fg)
     assert go == 1000.0
     assert t_start == 1000.0 + 8.0          # ceil(2.3 + 5)
     assert t_end == 1000.0 + 8.0 + 25.0     # duration - warmup, before the first stop
@@ -182,14 +185,14 @@ def test_window_starts_warmup_after_the_last_start_on_the_interval_grid(tmp_path
 
 def test_window_ends_at_the_grid_point_before_the_first_stop(tmp_path: Path) -> None:
     fg = parse_result(result_text(flow_doc(started=0.0, stopped=20.6), go=10.0))
-    t_start, t_end, _ = window_case(tmp_path)._window(runner.Plan(), 0.0, fg)
+    t_start, t_end, _ = collect.measured_window(window_case(), 0.0, fg)
     assert (t_start, t_end) == (15.0, 30.0)
 
 
 def test_no_window_left_is_an_error(tmp_path: Path) -> None:
     fg = parse_result(result_text(flow_doc(started=0.0, stopped=4.0)))
-    with pytest.raises(runner.RunError, match="no measured interval"):
-        window_case(tmp_path)._window(runner.Plan(), 0.0, fg)
+    with pytest.raises(RunError, match="no measured interval"):
+        collect.measured_window(window_case(), 0.0, fg)
 
 
 # ---------------------------------------------------------------------------
@@ -211,7 +214,7 @@ def test_qsampler_builds_without_warnings(tmp_path: Path) -> None:
     if CC is None:
         pytest.skip("no C compiler")
     res = subprocess.run([CC, *native.CFLAGS, "-Werror", "-o", str(tmp_path / "q"),
-                          str(native.SOURCE)], capture_output=True, text=True)
+                          str(native.QSAMPLER_SOURCE)], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
 
 

@@ -19,7 +19,7 @@ from synctcp_mininet import cli as mininet_cli
 from synctcp_mininet import demo as mininet_demo
 from synctcp_testbed import cli as testbed_cli
 from synctcp_testbed import demo as testbed_demo
-from synctcp_testbed.qdisc import AQMS
+from synctcp_testbed.network.qdisc import AQMS
 
 Main = Callable[[Optional[Sequence[str]]], int]
 COMMANDS: List[Tuple[str, Callable[[], argparse.ArgumentParser], Main]] = [
@@ -111,3 +111,20 @@ def test_synctcp_mininet_usage_errors_name_synctcp_mininet(capsys: pytest.Captur
         mininet_cli.main(["run", "gu-smallbuffer", "--bogus"])
     assert exc.value.code == 2
     assert capsys.readouterr().err.startswith("usage: synctcp-mininet ")
+
+
+def test_python_m_synctcp_testbed_is_the_command() -> None:
+    """``python3 -m synctcp_testbed`` runs synctcp-testbed (no console script needed)."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        str(root / d) for d in ("tools", "testbed", "mininet"))}
+    res = subprocess.run([sys.executable, "-m", "synctcp_testbed", "show", "weigle-ftp"],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert res.returncode == 0 and res.stdout.startswith("weigle-ftp: "), res.stderr
+    res = subprocess.run([sys.executable, "-m", "synctcp_testbed", "show", "nosuch"],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert res.returncode == 2 and res.stderr.startswith("synctcp-testbed: no scenario 'nosuch'")

@@ -1,4 +1,4 @@
-"""The web-like HTTP/1.0 workload (synctcp_testbed.http): sizes, calibration, wire, metrics, CLI."""
+"""The web-like HTTP/1.0 workload (synctcp_testbed.traffic.http): sizes, calibration, wire, metrics, CLI."""
 
 from __future__ import annotations
 
@@ -17,12 +17,16 @@ from typing import Dict, Iterator, List, Sequence, Tuple
 
 import pytest
 
-from synctcp_testbed.http import (REQUEST_SIZES, RESPONSE_SIZES, RT_BINS, SEGMENT_BYTES,
-                                  SERVER_BODY_CAP, SERVER_REQUEST_CAP, BadRequest, HttpSizeModel,
-                                  SizeDistribution, calibrate, ccdf, cdf, http_metrics,
-                                  is_small_response, offered_load_bps, packmime_arrival_shape, parse_request,
-                                  parse_response_head, plan, read_http_csv, request_head,
-                                  response_head, rt_bin, rt_bin_edges_ms, weibull_scale)
+from synctcp_testbed.analysis.http import (RT_BINS, http_metrics, is_small_response, rt_bin,
+                                           rt_bin_edges_ms)
+from synctcp_testbed.analysis.rundir import RunDirError, read_http_csv
+from synctcp_testbed.traffic.http.model import (REQUEST_SIZES, RESPONSE_SIZES, SEGMENT_BYTES,
+                                                HttpSizeModel, SizeDistribution, calibrate,
+                                                offered_load_bps, packmime_arrival_shape, plan,
+                                                weibull_scale)
+from synctcp_testbed.traffic.http.wire import (SERVER_BODY_CAP, SERVER_REQUEST_CAP, BadRequest,
+                                               parse_request, parse_response_head, request_head,
+                                               response_head)
 
 ROOT = Path(__file__).resolve().parents[2]
 N_SAMPLES = 200_000
@@ -346,18 +350,29 @@ def test_read_http_csv_filters_groups_and_rejects_foreign_files(tmp_path: Path) 
     assert read_http_csv(path)[1].response_ms == pytest.approx(200.0)
     other = tmp_path / "queue.csv"
     other.write_text("t,qlen_pkts\n1,2\n")
-    with pytest.raises(ValueError, match="missing columns"):
+    with pytest.raises(RunDirError, match="queue.csv:1: not an http.csv: no column t_start"):
         read_http_csv(other)
     bad = tmp_path / "bad.csv"
     bad.write_text(path.read_text() + "x,1,1,1,1,1,fwd\n")
-    with pytest.raises(ValueError, match="bad.csv:4"):
+    with pytest.raises(RunDirError, match="bad.csv:4: t_start is 'x', not a number"):
         read_http_csv(bad)
 
 
-def test_cdf_and_ccdf_are_step_functions_over_distinct_values() -> None:
-    assert cdf([3.0, 1.0, 2.0, 2.0]) == ([1.0, 2.0, 3.0], [0.25, 0.75, 1.0])
-    assert ccdf([3.0, 1.0, 2.0, 2.0]) == ([1.0, 2.0, 3.0], [1.0, 0.75, 0.25])
-    assert cdf([]) == ([], []) and ccdf([]) == ([], [])
+@pytest.mark.parametrize("last, why", [
+    ("1.0,1.1,1,2,2,1,fwd", "bad.csv:3: the last line is cut off"),
+    ("1.0,1.1,1,2,2,1\n", "bad.csv:3: 6 fields where the header has 7"),
+    ("1.0,1.1,1,2,2,yes,fwd\n", "bad.csv:3: ok is 'yes', not 0 or 1"),
+    ("1.0,1.1,1,2.5,2,1,fwd\n", "bad.csv:3: resp_bytes is '2.5', not a whole number"),
+    ("1.0,nan,1,2,2,1,fwd\n", "bad.csv:3: t_end is 'nan', not a number"),
+])
+def test_a_bad_row_of_http_csv_is_an_error_naming_file_and_line(tmp_path: Path, last: str,
+                                                                  why: str) -> None:
+    """One policy for every reader of a run directory: never a row silently left out."""
+    bad = write_csv(tmp_path / "bad.csv", [(1.0, 1.1, 1, 2, 2, 1, "fwd")])
+    bad.write_text(bad.read_text() + last)
+    with pytest.raises(RunDirError) as exc:
+        read_http_csv(bad)
+    assert why in str(exc.value) and "\n" not in str(exc.value)
 
 
 # --------------------------------------------------------------------------
@@ -371,7 +386,7 @@ def env() -> Dict[str, str]:
 
 
 def http_cmd(*args: str) -> List[str]:
-    return [sys.executable, "-m", "synctcp_testbed.http", *args]
+    return [sys.executable, "-m", "synctcp_testbed.traffic.http", *args]
 
 
 @pytest.fixture(scope="module")

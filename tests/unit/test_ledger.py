@@ -1,4 +1,4 @@
-"""The ledger: claims, checks and verdicts from run directories (synctcp_testbed.ledger)."""
+"""The ledger: claims, checks and verdicts from run directories (synctcp_testbed.analysis.ledger)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from typing import Any, Dict, List
 
 import pytest
 
-from synctcp_testbed import ledger
+from synctcp_testbed.analysis import ledger
+from synctcp_testbed.analysis.ledger.markdown import provenance
+from synctcp_testbed.analysis.ledger.plots import pooled_rt_hist, rt_curve
 from synctcp_testbed.cli import main as cli_main
 
 
@@ -260,17 +262,17 @@ def test_http_response_times_pool_the_seeds_bin_by_bin() -> None:
     cases = [{"http": {"rt_hist": {"small": [[40, 3], [51, 1]], "large": [[60, 1]]}}},
              {"http": {"rt_hist": {"small": [[40, 1], [52, 4]], "large": []}}},
              {"http": {"responses": 0}}, {}]
-    pooled = ledger.pooled_rt_hist(cases)
+    pooled = pooled_rt_hist(cases)
     assert pooled == {"small": {40: 4, 51: 1, 52: 4}, "large": {60: 1}}
-    xs, ys = ledger.rt_curve(pooled["small"], ccdf=False)
+    xs, ys = rt_curve(pooled["small"], ccdf=False)
     assert xs == pytest.approx([10 ** 2.05, 10 ** 2.6, 10 ** 2.65])   # the bins' upper edges
     assert ys == pytest.approx([4 / 9, 5 / 9, 1.0])
-    xs, ys = ledger.rt_curve(pooled["small"], ccdf=True)
+    xs, ys = rt_curve(pooled["small"], ccdf=True)
     assert xs == pytest.approx([100.0, 10 ** 2.55, 10 ** 2.6])        # their lower edges
     assert ys == pytest.approx([1.0, 5 / 9, 4 / 9])
     for bad in ([120, 1], [3, -1], ["x", 1], [1]):
         with pytest.raises(ledger.LedgerError, match=r"case c1: http.rt_hist.large has"):
-            ledger.pooled_rt_hist([{"id": "c1", "http": {"rt_hist": {"large": [bad]}}}])
+            pooled_rt_hist([{"id": "c1", "http": {"rt_hist": {"large": [bad]}}}])
 
 
 def test_holl_checks_the_baseline_and_red(tmp_path: Path) -> None:
@@ -365,7 +367,7 @@ def test_provenance_names_the_planned_cases_without_a_result(tmp_path: Path) -> 
                 "topology": {"rtts_ms": [40], "rate_mbit": 10, "queue_pkts": 50}}
     (run / "plan.json").write_text(json.dumps({"scenario": scenario, "ccs": None, "aqms": None}))
     (s,) = [x for x in ledger.build([run], tmp_path / "f") if x.runs]
-    line = ledger._provenance(s.runs[0])
+    line = provenance(s.runs[0])
     assert "2 of 4 planned cases (no result: sync-droptail-s1, sync-droptail-s2), seeds 1,2" in line
     # the platform's skips are not missing results; without a plan, only the count
     meta = json.loads((run / "meta.json").read_text())
@@ -373,20 +375,20 @@ def test_provenance_names_the_planned_cases_without_a_result(tmp_path: Path) -> 
     (run / "meta.json").write_text(json.dumps(meta))
     (s,) = [x for x in ledger.build([run], tmp_path / "f") if x.runs]
     assert "`weigle-ftp-full` (sync and mixreact: variant best): 2 cases, seeds" in \
-        ledger._provenance(s.runs[0])
+        provenance(s.runs[0])
     (run / "plan.json").unlink()
     (s,) = [x for x in ledger.build([run], tmp_path / "f") if x.runs]
-    assert ": 2 cases, seeds 1,2;" in ledger._provenance(s.runs[0])
+    assert ": 2 cases, seeds 1,2;" in provenance(s.runs[0])
 
 
 def test_provenance_of_a_resumed_run_says_whose_wall_it_is(tmp_path: Path) -> None:
     run = _rundir(tmp_path / "r", "weigle-ftp-full", [_ftp_case("reno", 1, 0.9, 1.0, 40.0)])
     (s,) = [x for x in ledger.build([run], tmp_path / "f") if x.runs]
-    assert "wall 10.0 s (instances 18.0 s for 90.0 simulated s)" in ledger._provenance(s.runs[0])
+    assert "wall 10.0 s (instances 18.0 s for 90.0 simulated s)" in provenance(s.runs[0])
     meta = json.loads((run / "meta.json").read_text())
     meta["resumed"] = [{"utc": "2026-11-26T10:27:11Z", "ran": []},
                        {"utc": "2026-11-26T10:28:50Z", "ran": []}]
     (run / "meta.json").write_text(json.dumps(meta))
     (s,) = [x for x in ledger.build([run], tmp_path / "f") if x.runs]
     assert ("wall 10.0 s in the last of 3 sessions (resumed 2026-11-26T10:28:50Z) (instances "
-            "18.0 s for 90.0 simulated s)") in ledger._provenance(s.runs[0])
+            "18.0 s for 90.0 simulated s)") in provenance(s.runs[0])

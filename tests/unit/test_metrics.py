@@ -1,11 +1,12 @@
-"""Metric definitions on synthetic samples (synctcp_testbed.metrics)."""
+"""Metric definitions on synthetic samples (synctcp_testbed.analysis.metrics)."""
 
 import math
 
 import pytest
 
-from synctcp_testbed.metrics import (drop_pct, percentile, queue_stats, queuing_delay_ms,
-                                     utilization)
+from synctcp_testbed.analysis.metrics import (drop_pct, eccdf, ecdf, percentile, queue_stats,
+                                              queuing_delay_ms, utilization)
+from synctcp_testbed.analysis.rundir import QueueSample
 
 
 def test_percentile_is_nearest_rank() -> None:
@@ -37,8 +38,9 @@ def _samples(n: int, hz: float, qlen, rate_mbit: float, util: float, drop_every:
     out, sent_b, sent_p, drops = [], 0.0, 0, 0
     per = rate_mbit * 1e6 / 8 * util / hz
     for i in range(n):
-        out.append({"t": 100 + i / hz, "qlen_pkts": float(qlen(i)), "backlog_bytes": qlen(i) * 1500.0,
-                    "drops": float(drops), "sent_pkts": float(sent_p), "sent_bytes": sent_b})
+        out.append(QueueSample(t=100 + i / hz, qlen_pkts=float(qlen(i)),
+                               backlog_bytes=qlen(i) * 1500.0, drops=float(drops),
+                               sent_pkts=float(sent_p), sent_bytes=sent_b, marks=0.0))
         sent_b += per
         sent_p += int(per // 1500)
         if drop_every and i % drop_every == 0:
@@ -73,3 +75,9 @@ def test_queue_stats_counts_drops_as_differences() -> None:
 def test_queue_stats_refuses_too_few_samples() -> None:
     with pytest.raises(ValueError, match="too few"):
         queue_stats(_samples(1, 10, lambda i: 1, 10, 1.0), rate_mbit=10)
+
+
+def test_ecdf_and_eccdf_are_step_functions_over_distinct_values() -> None:
+    assert ecdf([3.0, 1.0, 2.0, 2.0]) == ([1.0, 2.0, 3.0], [0.25, 0.75, 1.0])
+    assert eccdf([3.0, 1.0, 2.0, 2.0]) == ([1.0, 2.0, 3.0], [1.0, 0.75, 0.25])
+    assert ecdf([]) == ([], []) and eccdf([]) == ([], [])

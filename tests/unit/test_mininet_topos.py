@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from synctcp_testbed import runner
-from synctcp_testbed.qdisc import Egress, QueueSpec
+from synctcp_testbed.case.errors import RunError
+from synctcp_testbed.case.lifecycle import topology_builder
+from synctcp_testbed.network.backends import build_topology as netns_topology
+from synctcp_testbed.network.qdisc import Egress, QueueSpec
 from synctcp_testbed.scenario import load
 
 synctcp_mininet = pytest.importorskip("synctcp_mininet")
@@ -121,19 +123,19 @@ def test_swept_key_given_explicitly_is_not_swept() -> None:
 
 
 def test_runner_backends() -> None:
-    assert runner.topology_builder("netns") is runner.build_topology
+    assert topology_builder("netns") is netns_topology
     from synctcp_mininet.backend import build_topology
 
-    assert runner.topology_builder("mininet") is build_topology
-    with pytest.raises(runner.RunError, match="unknown backend 'ovs': one of netns, mininet"):
-        runner.topology_builder("ovs")
+    assert topology_builder("mininet") is build_topology
+    with pytest.raises(RunError, match="unknown backend 'ovs': one of netns, mininet"):
+        topology_builder("ovs")
 
 
 def test_mininet_backend_mirrors_the_netns_topology() -> None:
     from synctcp_mininet.backend import build_topology
 
     case = load("martin-minority").cases()[0]
-    mn, ns = build_topology(case, "zz"), runner.build_topology(case, "zz")
+    mn, ns = build_topology(case, "zz"), netns_topology(case, "zz")
     assert list(mn.nodes) == list(ns.nodes)
     assert mn.sample_points() == ns.sample_points()
     assert [mn.addr(n) for n in mn.nodes] == [ns.addr(n) for n in ns.nodes]

@@ -1,4 +1,4 @@
-"""The HTTP workload's nginx server: its files and configuration (synctcp_testbed.nginx)."""
+"""The HTTP workload's nginx server: its files and configuration (synctcp_testbed.traffic.nginx)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from synctcp_testbed import http
-from synctcp_testbed.nginx import conf, make_www
-from synctcp_testbed.runner import HttpPair, Plan, nginx_setup, servers_script
+from synctcp_testbed.traffic.http import client, model
+from synctcp_testbed.traffic.nginx import conf, make_www
+from synctcp_testbed.case.scripts import nginx_setup, servers_script
+from synctcp_testbed.plan.flows import HttpPair, Plan
 from synctcp_testbed.scenario import ScenarioError, from_dict
 
 
@@ -24,12 +25,12 @@ def test_www_holds_sparse_files_of_each_size(tmp_path: Path) -> None:
 
 
 def test_response_sizes_are_the_clients_own_plan() -> None:
-    cfg = http.ClientConfig(host="10.0.0.1", port=8080, family=2, load_pct=85,
+    cfg = client.ClientConfig(host="10.0.0.1", port=8080, family=2, load_pct=85,
                             capacity_mbit=10, seconds=30, seed=4001, out=io.StringIO())
-    gen = http.LoadGenerator(cfg)
-    asked = {c.resp_bytes for c in http.plan(gen.rate, 30, 4001, gen.model, gen.shape)}
-    assert http.response_sizes(85, 10, 30, 4001) == asked and len(asked) > 100
-    assert http.response_sizes(85, 10, 30, 4002) != asked
+    gen = client.LoadGenerator(cfg)
+    asked = {c.resp_bytes for c in model.plan(gen.rate, 30, 4001, gen.model, gen.shape)}
+    assert model.response_sizes(85, 10, 30, 4001) == asked and len(asked) > 100
+    assert model.response_sizes(85, 10, 30, 4002) != asked
 
 
 def test_nginx_setup_and_script(tmp_path: Path) -> None:
@@ -41,13 +42,13 @@ def test_nginx_setup_and_script(tmp_path: Path) -> None:
     nginx_setup(plan, tmp_path, 10.0, 20.0, seed=3)
     for i, h in enumerate(plan.http):
         www = {int(p.name) for p in (tmp_path / h.server / "www").iterdir()}
-        assert www == http.response_sizes(35.0, 10.0, 20.0, 3000 + i)
+        assert www == model.response_sizes(35.0, 10.0, 20.0, 3000 + i)
         text = (tmp_path / h.server / "nginx.conf").read_text()
         assert f"listen {h.server_addr}:8080" in text and f"root {tmp_path / h.server}/www;" in text
     script = servers_script(plan, Topo(), tmp_path, 20.0, tmp_path)  # type: ignore[arg-type]
     assert f"ip netns exec st-s1 nginx -c {tmp_path}/s1/nginx.conf -g 'daemon off;'" in script
-    assert "synctcp_testbed.http" not in script
-    assert "synctcp_testbed.http server" in " ".join(
+    assert "synctcp_testbed.traffic.http" not in script
+    assert "synctcp_testbed.traffic.http server" in " ".join(
         servers_script(plan, Topo(), tmp_path, 20.0).split())  # type: ignore[arg-type]
 
 

@@ -6,8 +6,10 @@ import os
 
 import pytest
 
-from synctcp_testbed import cli, executor, platforms
-from synctcp_testbed.platforms import Platform, PlatformError, choose
+from synctcp_testbed import cli
+from synctcp_testbed.platform import executor
+from synctcp_testbed.platform import choose as platforms
+from synctcp_testbed.platform.choose import Platform, PlatformError, choose
 
 
 @pytest.fixture
@@ -80,11 +82,11 @@ def test_parallel_cases_only_on_simulated_time() -> None:
 
 def test_run_refuses_bad_platform_options_with_one_line(
         outside: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
-    from synctcp_testbed import runner
+    from synctcp_testbed.platform import run
 
     def refuse(*a: object, **kw: object) -> None:
         raise AssertionError("would have run")
-    outside.setattr(runner, "run_scenario", refuse)
+    outside.setattr(run, "run_scenario", refuse)
     assert cli.main(["run", "gu-smallbuffer", "--platform", "tcg", "--jobs", "2"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--jobs 2: parallel cases need the uml platform" in err

@@ -1,4 +1,4 @@
-"""Plots, summary.csv and report.html of a synthetic run directory (synctcp_testbed.report)."""
+"""Plots, summary.csv and report.html of a synthetic run directory (synctcp_testbed.analysis.report)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 
-from synctcp_testbed import report
-from synctcp_testbed.rundir import (RunDirError, load_run, read_http_csv, read_queue_csv,
-                                    read_tcp_jsonl)
+from synctcp_testbed.analysis import plots, report, tables
+from synctcp_testbed.analysis.rundir import (RunDirError, flow_labeler, load_run, read_http_csv,
+                                             read_queue_csv, read_tcp_jsonl)
 
 ROOT = Path(__file__).resolve().parents[2]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -46,7 +46,7 @@ def write_queue(path: Path, base: float, rows: int = 300, truncated: bool = Fals
     return rows
 
 
-def write_tcp(path: Path, samples: int = 60) -> int:
+def write_tcp(path: Path, samples: int = 60, truncated: bool = False) -> int:
     """Sender samples: flows f01, f02 (matching flows.json) and one unmatched socket."""
     with open(path, "w") as fh:
         for i in range(samples):
@@ -57,7 +57,8 @@ def write_tcp(path: Path, samples: int = 60) -> int:
                                                          "rtt_us": 41000},
                               "synctcp": None})
             fh.write(json.dumps({"t": T_START + i * 0.05, "sockets": socks}) + "\n")
-        fh.write('{"t": 200.0, "sockets": [{"src": "10.0')  # truncated last line
+        if truncated:
+            fh.write('{"t": 200.0, "sockets": [{"src": "10.0')  # cut off: no newline
     return samples
 
 
@@ -111,7 +112,7 @@ def make_run(root: Path, scenario: str = SCENARIO, with_samples: bool = True) ->
         cdir = root / cid
         cdir.mkdir()
         for j, link in enumerate(LINKS[cid]):
-            write_queue(cdir / f"queue-{link}.csv", MEAN_PKTS[cid] + j, truncated=is_sync)
+            write_queue(cdir / f"queue-{link}.csv", MEAN_PKTS[cid] + j)
         if cc == "cubic":
             continue  # no tcp jsonl, flows.json or http.csv
         write_tcp(cdir / "tcp-snd.jsonl")
@@ -191,10 +192,10 @@ def assert_png(path: Path) -> None:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Any]:
     run = make_run(tmp_path_factory.mktemp("run") / "run")
-    plots = report.write_plots(run)
-    html_path = report.write_report(run, plots)
-    csv_path = report.write_summary_csv(run)
-    return {"run": run, "plots": plots, "html": html_path.read_text(), "csv": csv_path}
+    pngs = plots.write_plots(run)
+    html_path = report.write_report(run, pngs)
+    csv_path = tables.write_summary_csv(run)
+    return {"run": run, "plots": pngs, "html": html_path.read_text(), "csv": csv_path}
 
 
 def test_plots_are_valid_pngs(built: Dict[str, Any]) -> None:
@@ -222,7 +223,7 @@ def color_pixels(path: Path, rgba: Any) -> int:
 
 def test_queue_plot_draws_every_case(built: Dict[str, Any]) -> None:
     run = load_run(built["run"])
-    colors = report.case_colors(run)
+    colors = plots.case_colors(run)
     png = built["run"] / "plots" / "queue-time-r0r1.png"
     for case in run.cases:  # far more than the legend's swatch of each case
         assert color_pixels(png, colors[case.id]) > 1000, case.id
@@ -233,7 +234,7 @@ def test_flow_labels_match_flows_json() -> None:
              {"id": "b", "src": "10.0.1.2", "sport": 2, "dst": "10.0.9.1", "dport": 80},
              {"id": "c", "src": "10.0.1.3", "sport": 3, "dst": "10.0.9.1", "dport": 80},
              {"id": "d", "src": "10.0.1.4", "sport": 3, "dst": "10.0.9.2", "dport": 80}]
-    label = report.flow_labeler(flows)
+    label = flow_labeler(flows)
     assert label({"src": "10.0.1.1", "sport": 1, "dst": "10.0.9.1", "dport": 80}) == "a"
     # another address but ports naming one flow: still that flow
     assert label({"src": "192.168.0.2", "sport": 2, "dst": "10.0.9.1", "dport": 80}) == "b"
@@ -284,7 +285,7 @@ def test_http_and_flow_tables(built: Dict[str, Any]) -> None:
 def test_summary_csv_rows(built: Dict[str, Any]) -> None:
     with open(built["csv"], newline="") as fh:
         rows = list(csv.DictReader(fh))
-    assert list(rows[0]) == list(report.SUMMARY_COLUMNS)  # no fields beyond the schema's
+    assert list(rows[0]) == list(tables.SUMMARY_COLUMNS)  # no fields beyond the schema's
     got = [(r["case"], r["link"]) for r in rows]
     want = [(cid, link) for cid in GOODPUT for link in LINKS[cid]]
     assert got == want
@@ -294,11 +295,11 @@ def test_summary_csv_rows(built: Dict[str, Any]) -> None:
         assert r["platform_ceiling_mbit"] == ""
         assert r["http_responses"] == ("120" if r["case"] == "sync-droptail" else "")
     first = built["csv"].read_text()
-    report.write_summary_csv(built["run"])
+    tables.write_summary_csv(built["run"])
     assert built["csv"].read_text() == first
 
 
-def test_loaders_skip_truncated_lines(built: Dict[str, Any]) -> None:
+def test_loaders_read_every_line(built: Dict[str, Any]) -> None:
     cdir = built["run"] / "sync-droptail"
     assert len(read_queue_csv(cdir / "queue-r0r1.csv")) == 300
     assert len(list(read_tcp_jsonl(cdir / "tcp-snd.jsonl"))) == 60
@@ -311,18 +312,49 @@ def test_loaders_skip_truncated_lines(built: Dict[str, Any]) -> None:
     assert run.links() == ["r0r1", "r1r2"]
 
 
+def test_a_cut_off_last_line_is_an_error_naming_file_and_line(tmp_path: Path) -> None:
+    """A sample is read or the reader fails: a writer stopped mid-line loses nothing silently."""
+    queue, tcp = tmp_path / "queue-lr.csv", tmp_path / "tcp-s1.jsonl"
+    write_queue(queue, 10.0, rows=5, truncated=True)
+    with pytest.raises(RunDirError, match=r"queue-lr.csv:7: the last line is cut off"):
+        read_queue_csv(queue)
+    write_tcp(tcp, samples=3, truncated=True)
+    with pytest.raises(RunDirError, match=r"tcp-s1.jsonl:4: the last line is cut off"):
+        list(read_tcp_jsonl(tcp))
+    tcp.write_text('{"t": 1.0, "sockets": []}\n{"t": 2.0}\n')
+    with pytest.raises(RunDirError, match=r"tcp-s1.jsonl:2: not a sample"):
+        list(read_tcp_jsonl(tcp))
+    queue.write_text("t,qlen_pkts,backlog_bytes,drops,sent_pkts,sent_bytes\n1,2,3,4,5,inf\n")
+    with pytest.raises(RunDirError, match=r"queue-lr.csv:2: sent_bytes is 'inf', not a number"):
+        read_queue_csv(queue)
+    queue.write_text("t,qlen_pkts,backlog_bytes,drops,sent_pkts,sent_bytes\n1,2,3,4,5,6\n")
+    assert read_queue_csv(queue)[0].marks == 0.0        # a run from before the marks column
+
+
+def test_report_of_a_run_with_a_bad_file_is_one_line(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture) -> None:
+    run = make_run(tmp_path / "run")
+    with open(run / "sync-droptail" / "queue-r0r1.csv", "a") as fh:
+        fh.write("12.5,x,0,0,0,0,0\n")
+    assert report.main([str(run)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("report: ") and err.endswith("queue-r0r1.csv:302: qlen_pkts is 'x', "
+                                                       "not a number")
+    assert "\n" not in err
+
+
 def test_http_split_and_cwnd_labels(built: Dict[str, Any]) -> None:
     run = load_run(built["run"])
     case = run.case("sync-droptail")
     assert case is not None
     ok = [r for r in http_rows() if r[5] == 1]
-    parts = report.http_parts(case)
+    parts = plots.http_parts(case)
     assert list(parts) == ["all", "small", "large"]
     assert sorted(parts["all"]) == sorted((r[1] - r[0]) * 1e3 for r in ok)
     assert len(parts["small"]) == sum(1 for r in ok if r[3] <= 25560)
     assert len(parts["large"]) == sum(1 for r in ok if r[3] > 25560)
     assert 0 < len(parts["small"]) < len(ok)
-    series = report.cwnd_series(case)
+    series = plots.cwnd_series(case)
     assert list(series) == ["f01", "f02", f"10.0.1.1:{UNMATCHED_SPORT}"]
     xs, ys = series["f02"]
     assert len(xs) == 60 and xs[0] == 0.0 and ys[0] == 15.0
@@ -330,11 +362,11 @@ def test_http_split_and_cwnd_labels(built: Dict[str, Any]) -> None:
 
 def test_missing_samples_still_give_a_report(tmp_path: Path) -> None:
     run = make_run(tmp_path / "run", with_samples=False)
-    plots = report.write_plots(run)
-    assert {p.name for p in plots} == {"summary-r0r1.png", "summary-r1r2.png", "goodput-flows.png"}
-    for p in plots:
+    pngs = plots.write_plots(run)
+    assert {p.name for p in pngs} == {"summary-r0r1.png", "summary-r1r2.png", "goodput-flows.png"}
+    for p in pngs:
         assert_png(p)
-    html_text = report.write_report(run, plots).read_text()
+    html_text = report.write_report(run, pngs).read_text()
     assert "summary-r0r1" in html_text and "http-rt" not in html_text
 
 
@@ -390,7 +422,7 @@ def test_cli_rejects_non_run_dirs(tmp_path: Path, capsys: pytest.CaptureFixture)
 def test_module_cli_exit_code(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "testbed"),
                                                        os.environ.get("PYTHONPATH", "")])}
-    res = subprocess.run([sys.executable, "-m", "synctcp_testbed.report", str(tmp_path)],
+    res = subprocess.run([sys.executable, "-m", "synctcp_testbed.analysis.report", str(tmp_path)],
                          capture_output=True, text=True, env=env, timeout=60)
     assert res.returncode == 2
     assert "not a run directory" in res.stderr and "Traceback" not in res.stderr
@@ -399,7 +431,7 @@ def test_module_cli_exit_code(tmp_path: Path) -> None:
 @pytest.mark.parametrize("util, warned", [(0.90, True), (0.97, False)])
 def test_report_prints_the_ceiling_and_warns_below_95_percent(
         tmp_path: Path, util: float, warned: bool) -> None:
-    from synctcp_testbed.report import render_report
+    from synctcp_testbed.analysis.report import render_report
 
     root = make_run(tmp_path / "run", with_samples=False)
     summary = json.loads((root / "summary.json").read_text())

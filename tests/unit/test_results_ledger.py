@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from synctcp_testbed.ledger import main as ledger_main
+from synctcp_testbed.analysis.ledger import main as ledger_main
 
 REPO = Path(__file__).resolve().parents[2]
 RUNS = REPO / "docs" / "results" / "runs"

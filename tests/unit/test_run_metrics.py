@@ -3,8 +3,8 @@
 Every metric function of a case is here: flowgen's result parsed
 (``parse_result``), goodput and retransmissions over the measured interval
 (``window_bytes``, ``window_retrans``), the measured interval itself
-(``CaseRun._window``), one flow's record (``flow_result``), a whole case
-(``CaseRun._collect``), its HTTP responses (``CaseRun._http_result``) and
+(``measured_window``), one flow's record (``flow_result``), a whole case
+(``collect``), its HTTP responses (``http_result``) and
 the inet_diag attribute walk (``synctcp.diag``).  The values are chosen so
 that a bound moved by one, a window end swapped, a term dropped or a
 whole-flow count in place of a windowed one changes an expected number
@@ -23,11 +23,14 @@ import pytest
 
 from synctcp import diag
 from synctcp.pcap import read_tcp
-from synctcp_testbed import runner, stats
-from synctcp_testbed.flowgen import (FlowgenError, parse_result, total_at, window_bytes,
+from synctcp_testbed.case import collect, scripts
+from synctcp_testbed.case.errors import RunError
+from synctcp_testbed.plan.flows import Flow, HttpPair, Plan
+from synctcp_testbed.analysis import stats
+from synctcp_testbed.traffic.flowgen import (FlowgenError, parse_result, total_at, window_bytes,
                                      window_retrans)
-from synctcp_testbed.http import CSV_FIELDS
-from synctcp_testbed.scenario import from_dict
+from synctcp_testbed.traffic.http.records import CSV_FIELDS
+from synctcp_testbed.scenario import Case, from_dict
 
 GO = 100.0
 
@@ -60,11 +63,11 @@ def result_text(*flows: Dict[str, Any], go: float = GO, step: float = 1.0) -> st
                        "times": "seconds from go", "stopped": None, "flows": list(flows)})
 
 
-def flow(**kw: Any) -> runner.Flow:
+def flow(**kw: Any) -> Flow:
     d: Dict[str, Any] = dict(id="f01", group="fwd", cc="reno", src="s1", dst="r1", port=5201,
                              cport=40001, base_rtt_ms=40.0)
     d.update(kw)
-    return runner.Flow(**d)
+    return Flow(**d)
 
 
 # ---------------------------------------------------------------------------
@@ -144,7 +147,7 @@ def test_window_retrans_is_the_increase_over_the_window(start: float, end: float
 
 def test_flow_record_counts_goodput_and_retransmissions_over_the_same_window() -> None:
     res = parse_result(result_text(flow_doc())).flows["f01"]
-    rec = runner.flow_result("c", flow(), res, 3.0, 7.0)
+    rec = collect.flow_result("c", flow(), res, 3.0, 7.0)
     assert rec["bytes"] == 1000 + 2000 + 4000 + 8000
     assert rec["goodput_mbit"] == pytest.approx(15000 * 8 / 4.0 / 1e6)
     assert rec["retransmits"] == 12 - 7
@@ -155,21 +158,21 @@ def test_flow_record_counts_goodput_and_retransmissions_over_the_same_window() -
 
 def test_flow_record_of_an_empty_window_has_zero_goodput() -> None:
     res = parse_result(result_text(flow_doc())).flows["f01"]
-    rec = runner.flow_result("c", flow(), res, 3.5, 3.9)
+    rec = collect.flow_result("c", flow(), res, 3.5, 3.9)
     assert (rec["bytes"], rec["goodput_mbit"], rec["retransmits"]) == (0, 0.0, 0)
 
 
 def test_flow_record_without_a_retransmission_count_at_the_end_is_an_error() -> None:
     res = parse_result(result_text(flow_doc(retrans=[]))).flows["f01"]
-    with pytest.raises(runner.RunError, match="no retransmission count of flow f01"):
-        runner.flow_result("c", flow(), res, 3.0, 7.0)
+    with pytest.raises(RunError, match="no retransmission count of flow f01"):
+        collect.flow_result("c", flow(), res, 3.0, 7.0)
 
 
 def test_cbr_record_has_no_retransmissions_and_its_loss() -> None:
     doc = flow_doc(kind="cbr", cc=None, cc_requested=None, retransmits=None, tcp_info=None,
                    lost_pct=1.25, retrans=[])
     res = parse_result(result_text(doc)).flows["f01"]
-    rec = runner.flow_result("c", flow(kind="cbr", cc="udp"), res, 3.0, 7.0)
+    rec = collect.flow_result("c", flow(kind="cbr", cc="udp"), res, 3.0, 7.0)
     assert (rec["retransmits"], rec["retransmits_total"], rec["udp_lost_pct"]) == (0, 0, 1.25)
     assert rec["goodput_mbit"] == pytest.approx(15000 * 8 / 4.0 / 1e6)
 
@@ -178,19 +181,18 @@ def test_cbr_record_has_no_retransmissions_and_its_loss() -> None:
 # the measured interval
 
 
-def case_run(tmp_path: Path, duration: float = 6, warmup: float = 2,
-             **traffic: Any) -> runner.CaseRun:
+def case_of(duration: float = 6, warmup: float = 2, **traffic: Any) -> Case:
     sc = from_dict({"name": "t", "cc": ["reno"], "aqm": ["droptail"], "duration_s": duration,
                     "warmup_s": warmup, "topology": {"rtts_ms": [40, 80], "rate_mbit": 10,
                                                      "queue_pkts": 50},
                     "traffic": {"bulk_fwd": True, **traffic}})
-    return runner.CaseRun(sc.cases()[0], tmp_path)
+    return sc.cases()[0]
 
 
 def window(tmp_path: Path, docs: List[Dict[str, Any]], step: float = 1.0,
            **kw: Any) -> Tuple[float, float, float]:
     fg = parse_result(result_text(*docs, step=step))
-    return case_run(tmp_path, **kw)._window(runner.Plan(), 99.0, fg)
+    return collect.measured_window(case_of(**kw), 99.0, fg)
 
 
 def test_window_begins_warmup_after_the_last_start_rounded_up_to_the_grid(tmp_path: Path) -> None:
@@ -215,16 +217,16 @@ def test_window_ends_at_the_grid_point_at_or_before_the_first_stop(tmp_path: Pat
 
 
 def test_window_without_flowgen_is_warmup_to_duration_from_the_release(tmp_path: Path) -> None:
-    assert case_run(tmp_path)._window(runner.Plan(), 50.0, None) == (52.0, 56.0, 50.0)
+    assert collect.measured_window(case_of(), 50.0, None) == (52.0, 56.0, 50.0)
 
 
 def test_window_of_flows_that_never_started_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(runner.RunError, match="started no flow"):
+    with pytest.raises(RunError, match="started no flow"):
         window(tmp_path, [flow_doc(started=None, stopped=None)])
 
 
 def test_window_with_no_time_left_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(runner.RunError, match="no measured interval"):
+    with pytest.raises(RunError, match="no measured interval"):
         window(tmp_path, [flow_doc(started=0.0, stopped=2.9)])
 
 
@@ -250,25 +252,25 @@ def http_csv(path: Path, rows: List[Tuple[Any, ...]]) -> None:
         ",".join(str(v) for v in r) + "\n" for r in rows))
 
 
-def plan_of(*flows: runner.Flow, http: Optional[List[runner.HttpPair]] = None) -> runner.Plan:
-    return runner.Plan(flows=list(flows), http=http or [])
+def plan_of(*flows: Flow, http: Optional[List[HttpPair]] = None) -> Plan:
+    return Plan(flows=list(flows), http=http or [])
 
 
-def collect_case(tmp_path: Path) -> Tuple[runner.CaseRun, runner.Plan]:
+def collect_case(tmp_path: Path) -> Tuple[Case, Plan]:
     """Two forward flows (one the minority), one reverse flow, one HTTP pair.
 
     The window is [103, 107]: f02 started last, at 0.4 s, warmup 2 s.
     """
-    cr = case_run(tmp_path)
+    case = case_of()
     plan = plan_of(flow(), flow(id="f02", group="minority", port=5202, cport=40002),
                    flow(id="f03", group="rev", src="r1", dst="s1", port=5203, cport=40003),
-                   http=[runner.HttpPair("s2", "r2", "10.0.0.2", 10.0)])
+                   http=[HttpPair("s2", "r2", "10.0.0.2", 10.0)])
     docs = [flow_doc(port=5201, cport=40001),
             flow_doc("f02", started=0.4, port=5202, cport=40002,
                      retrans=[[1.0, 0], [2.0, 1], [3.0, 2], [7.0, 3], [8.0, 40]], total=40),
             flow_doc("f03", port=5203, cport=40003,
                      retrans=[[3.0, 100], [7.0, 200]], total=300)]
-    (tmp_path / runner.FLOWGEN_OUT).write_text(result_text(*docs))
+    (tmp_path / scripts.FLOWGEN_OUT).write_text(result_text(*docs))
     # forward queue: 0.5 s samples from 102.5 to 107.5; only [103, 107] counts
     rows = []
     for k in range(11):
@@ -286,12 +288,12 @@ def collect_case(tmp_path: Path) -> Tuple[runner.CaseRun, runner.Plan]:
         (107.0, 107.5, 300, 2000, 2000, 1, "r2"),        # at its end: counts
         (107.001, 107.1, 300, 1000, 1000, 1, "r2"),      # after it
     ])
-    return cr, plan
+    return case, plan
 
 
 def test_collect_measures_every_metric_over_the_window(tmp_path: Path) -> None:
-    cr, plan = collect_case(tmp_path)
-    res = cr._collect(FakeTopo(), plan, 99.0)          # type: ignore[arg-type]
+    case, plan = collect_case(tmp_path)
+    res = collect.collect(case, tmp_path, FakeTopo(), plan, 99.0)    # type: ignore[arg-type]
     assert (res["t_start"], res["t_end"], res["duration_s"]) == (103.0, 107.0, 4.0)
     assert res["t_traffic"] == 99.0
     good = 15000 * 8 / 4.0 / 1e6
@@ -322,17 +324,17 @@ def test_collect_measures_every_metric_over_the_window(tmp_path: Path) -> None:
 
 
 def test_collect_refuses_a_flow_flowgen_did_not_report(tmp_path: Path) -> None:
-    cr, plan = collect_case(tmp_path)
+    case, plan = collect_case(tmp_path)
     plan.flows.append(flow(id="f09", port=5209, cport=40009))
-    with pytest.raises(runner.RunError, match="flowgen reported nothing of flow f09"):
-        cr._collect(FakeTopo(), plan, 99.0)             # type: ignore[arg-type]
+    with pytest.raises(RunError, match="flowgen reported nothing of flow f09"):
+        collect.collect(case, tmp_path, FakeTopo(), plan, 99.0)  # type: ignore[arg-type]
 
 
 def test_collect_refuses_a_queue_with_too_few_samples_in_the_window(tmp_path: Path) -> None:
-    cr, plan = collect_case(tmp_path)
+    case, plan = collect_case(tmp_path)
     queue_csv(tmp_path / "queue-lr-rev.csv", [(103.0, 0, 0, 0, 0, 0, 0)])
-    with pytest.raises(runner.RunError, match="queue of lr-rev: too few queue samples"):
-        cr._collect(FakeTopo(), plan, 99.0)             # type: ignore[arg-type]
+    with pytest.raises(RunError, match="queue of lr-rev: too few queue samples"):
+        collect.collect(case, tmp_path, FakeTopo(), plan, 99.0)  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------------
@@ -340,11 +342,11 @@ def test_collect_refuses_a_queue_with_too_few_samples_in_the_window(tmp_path: Pa
 
 
 def test_http_result_counts_the_responses_started_in_the_window(tmp_path: Path) -> None:
-    cr, plan = collect_case(tmp_path)
-    plan.http.append(runner.HttpPair("s1", "r1", "10.0.0.1", 10.0))
+    case, plan = collect_case(tmp_path)
+    plan.http.append(HttpPair("s1", "r1", "10.0.0.1", 10.0))
     http_csv(tmp_path / "http-r1.csv", [(104.0, 104.05, 300, 500, 500, 1, "r1"),
                                         (110.0, 110.05, 300, 500, 500, 1, "r1")])
-    got = cr._http_result(plan, 103.0, 107.0)
+    got = collect.http_result(case, tmp_path, plan, 103.0, 107.0)
     assert got == {"responses": 4, "errors": 1, "median_ms": pytest.approx(100.0),
                    "p90_ms": pytest.approx(500.0), "small_median_ms": pytest.approx(100.0),
                    "large_median_ms": pytest.approx(300.0),
@@ -357,13 +359,13 @@ def test_http_result_counts_the_responses_started_in_the_window(tmp_path: Path) 
 
 
 def test_http_result_of_a_case_without_http_is_none(tmp_path: Path) -> None:
-    assert case_run(tmp_path)._http_result(plan_of(), 0.0, 1.0) is None
+    assert collect.http_result(case_of(), tmp_path, plan_of(), 0.0, 1.0) is None
 
 
 def test_http_result_without_a_response_in_the_window_is_an_error(tmp_path: Path) -> None:
-    cr, plan = collect_case(tmp_path)
-    with pytest.raises(runner.RunError, match="recorded no response"):
-        cr._http_result(plan, 200.0, 300.0)
+    case, plan = collect_case(tmp_path)
+    with pytest.raises(RunError, match="recorded no response"):
+        collect.http_result(case, tmp_path, plan, 200.0, 300.0)
 
 
 # ---------------------------------------------------------------------------
@@ -375,10 +377,10 @@ SAWTOOTH = Path(__file__).resolve().parents[2] / "docs" / "samples" / "ts-sawtoo
 def test_correlation_of_the_captured_flow_on_rtt_and_ott(tmp_path: Path) -> None:
     # the shipped sample: every one of its 5 losses follows a delay peak
     (tmp_path / "f01.pcap").write_bytes(SAWTOOTH.read_bytes())
-    got = case_run(tmp_path)._correlation(flow(port=5001, cport=40000))
+    got = collect.correlation(case_of(), tmp_path, flow(port=5001, cport=40000))
     assert got["flow"] == "10.0.0.1:40000>10.0.0.2:5001"
     assert got["capture"]["truncated"] is False and got["capture"]["packets"] > 100
-    assert got["capture"]["limit"] == runner.CAPTURE_MAX_PACKETS
+    assert got["capture"]["limit"] == collect.CAPTURE_MAX_PACKETS
     for which in ("rtt", "ott"):
         assert got[which]["cim"]["true"] == 5 and got[which]["cim"]["events"] == 5
     case = {"correlation": got, "flows": [], "bottlenecks": []}
@@ -396,10 +398,8 @@ def test_a_capture_that_reached_its_limit_says_so(tmp_path: Path,
     span = round(packets[-1].t - packets[0].t, 6)
     assert span > 0
     logged: List[str] = []
-    cr = case_run(tmp_path)
-    monkeypatch.setattr(runner, "CAPTURE_MAX_PACKETS", n)
-    monkeypatch.setattr(cr, "log", logged.append)
-    got = cr._correlation(flow(port=5001, cport=40000))
+    monkeypatch.setattr(collect, "CAPTURE_MAX_PACKETS", n)
+    got = collect.correlation(case_of(), tmp_path, flow(port=5001, cport=40000), logged.append)
     assert got["capture"] == {"packets": n, "limit": n, "truncated": True, "span_s": span}
     assert len(logged) == 1 and f"the capture stopped at {n:,} packets" in logged[0]
 
@@ -409,28 +409,27 @@ def test_correlation_of_a_header_only_capture_is_an_error_with_tcpdumps_reason(
     # what tcpdump left on UML's hostfs when it opened the file itself
     (tmp_path / "f01.pcap").write_bytes(SAWTOOTH.read_bytes()[:24])
     (tmp_path / "tcpdump.log").write_text("tcpdump: Couldn't change ownership of savefile\n")
-    with pytest.raises(runner.RunError, match="holds no data of flow f01 .0 TCP packets; "
+    with pytest.raises(RunError, match="holds no data of flow f01 .0 TCP packets; "
                        "tcpdump: tcpdump: Couldn't change ownership"):
-        case_run(tmp_path)._correlation(flow(port=5001, cport=40000))
+        collect.correlation(case_of(), tmp_path, flow(port=5001, cport=40000))
 
 
 def test_correlation_of_another_flows_capture_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "f01.pcap").write_bytes(SAWTOOTH.read_bytes())
-    with pytest.raises(runner.RunError, match="holds no data of flow f01"):
-        case_run(tmp_path)._correlation(flow(port=5201, cport=40001))
+    with pytest.raises(RunError, match="holds no data of flow f01"):
+        collect.correlation(case_of(), tmp_path, flow(port=5201, cport=40001))
 
 
 def test_correlation_of_a_missing_capture_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(runner.RunError, match="capture f01.pcap: .*tcpdump said nothing"):
-        case_run(tmp_path)._correlation(flow())
+    with pytest.raises(RunError, match="capture f01.pcap: .*tcpdump said nothing"):
+        collect.correlation(case_of(), tmp_path, flow())
 
 
 def test_capture_writes_through_the_shell_not_tcpdumps_own_open(tmp_path: Path) -> None:
-    cr = case_run(tmp_path)
     topo = type("T", (), {"links": [type("L", (), {"a": "s1", "b": "l"})()],
                           "dev": lambda self, n, lk: "eth0", "ns": lambda self, n: "x-s1"})()
-    cmd = cr._capture_cmd(topo, flow())      # type: ignore[arg-type]
-    assert f" -c {runner.CAPTURE_MAX_PACKETS} -w - 'tcp port 5201' > " in cmd
+    cmd = scripts.capture_line(topo, flow(), tmp_path)      # type: ignore[arg-type]
+    assert f" -c {scripts.CAPTURE_MAX_PACKETS} -w - 'tcp port 5201' > " in cmd
     assert cmd.endswith("tcpdump.log &")
     assert f"> {tmp_path / 'f01.pcap'} " in cmd
 
@@ -500,7 +499,8 @@ def test_socket_record_comes_from_the_attributes_after_the_diag_message() -> Non
         ("sync", 2000, True)
 
 # ---------------------------------------------------------------------------
-# Mutations tried by hand (one line each, in flowgen.py, runner.py or synctcp/diag.py),
+# Mutations tried by hand (one line each, in flowgen.py, the runner (now case/collect.py) or
+# synctcp/diag.py),
 # each with the first test that failed on it; none survived:
 #
 #   retrans: whole-flow total instead of windowed

@@ -8,18 +8,20 @@ from pathlib import Path
 
 import pytest
 
-from synctcp_testbed import runner
+from synctcp_testbed.case import scripts
+from synctcp_testbed.case.errors import RunError
+from synctcp_testbed.case.lifecycle import CaseRun
 from synctcp_testbed.scenario import from_dict
 
 
-def case_run(tmp_path: Path) -> runner.CaseRun:
+def case_run(tmp_path: Path) -> CaseRun:
     sc = from_dict({"name": "t", "cc": ["reno"], "duration_s": 6, "warmup_s": 2})
-    return runner.CaseRun(sc.cases()[0], tmp_path)
+    return CaseRun(sc.cases()[0], tmp_path)
 
 
-def samplers(cr: runner.CaseRun, command: str) -> None:
+def samplers(cr: CaseRun, command: str) -> None:
     """samplers.sh as the runner writes it, qsampler replaced by ``command``."""
-    cr._spawn(runner.qsampler_line(["sh", "-c", command], cr.dir) + "\nwait\n", "samplers.sh")
+    cr._spawn(scripts.qsampler_line(["sh", "-c", command], cr.dir) + "\nwait\n", "samplers.sh")
 
 
 def test_a_qsampler_that_fails_is_reported_at_once_with_its_last_line(tmp_path: Path) -> None:
@@ -28,14 +30,14 @@ def test_a_qsampler_that_fails_is_reported_at_once_with_its_last_line(tmp_path: 
                  " exit 1")
     t0 = time.monotonic()
     try:
-        with pytest.raises(runner.RunError) as exc:
+        with pytest.raises(RunError) as exc:
             cr._wait_ready([tmp_path / ".ready-q"], timeout=20)
     finally:
         cr._stop_all()
     assert str(exc.value) == ("reno-droptail: qsampler exited with status 1 before it was ready: "
                               "qsampler: no device eth1 in st-r0")
     assert time.monotonic() - t0 < 10
-    assert (tmp_path / runner.QSAMPLER_STATUS).read_text().strip() == "1"
+    assert (tmp_path / scripts.QSAMPLER_STATUS).read_text().strip() == "1"
 
 
 def test_a_qsampler_that_is_ready_is_waited_for_and_its_status_not_yet_written(
@@ -44,7 +46,7 @@ def test_a_qsampler_that_is_ready_is_waited_for_and_its_status_not_yet_written(
     samplers(cr, "sleep 0.5; echo ready; exec sleep 60")
     try:
         cr._wait_ready([tmp_path / ".ready-q"], timeout=20)
-        assert not (tmp_path / runner.QSAMPLER_STATUS).exists()
+        assert not (tmp_path / scripts.QSAMPLER_STATUS).exists()
     finally:
         cr._stop_all()
 
@@ -55,7 +57,7 @@ def test_an_inet_diag_sampler_that_fails_is_reported_with_its_message(tmp_path: 
                                stderr=subprocess.PIPE, text=True)
     cr.procs.append(cr.diag)
     try:
-        with pytest.raises(runner.RunError) as exc:
+        with pytest.raises(RunError) as exc:
             cr._wait_ready([tmp_path / ".ready-diag"], timeout=20)
     finally:
         cr._stop_all()

@@ -18,7 +18,12 @@ from typing import Any, Dict, List, Set
 import pytest
 
 from synctcp import modctl
-from synctcp_testbed import backends, demo, runner
+from synctcp_testbed.network import backends
+from synctcp_testbed import demo
+from synctcp_testbed.case import lifecycle
+from synctcp_testbed.case.errors import RunError
+from synctcp_testbed.plan.flows import case_ccs
+from synctcp_testbed.platform import run
 from synctcp_testbed.scenario import Scenario, bulk_dumbbell
 
 REPO = Path(__file__).resolve().parents[2]
@@ -28,10 +33,12 @@ PACKAGES = {"synctcp": REPO / "tools" / "synctcp",
 
 
 def modules() -> Dict[str, Path]:
+    """Every module of the three packages and their subpackages, by dotted name."""
     out = {}
     for pkg, d in PACKAGES.items():
-        for f in sorted(d.glob("*.py")):
-            out[pkg if f.stem == "__init__" else f"{pkg}.{f.stem}"] = f
+        for f in sorted(d.rglob("*.py")):
+            parts = [pkg, *f.relative_to(d).with_suffix("").parts]
+            out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = f
     return out
 
 
@@ -56,8 +63,8 @@ def test_no_import_circle_among_the_packages() -> None:
     known = modules()
     graph = {n: imports(n, p, known) for n, p in known.items()}
     # the parser sees imports, also those inside functions
-    assert "synctcp_testbed.backends" in graph["synctcp_mininet.backend"]
-    assert "synctcp_testbed.runner" in graph["synctcp_testbed.demo"]
+    assert "synctcp_testbed.network.backends" in graph["synctcp_mininet.backend"]
+    assert "synctcp_testbed.platform.run" in graph["synctcp_testbed.demo"]
     found: List[List[str]] = []
     state: Dict[str, int] = {}
     stack: List[str] = []
@@ -80,7 +87,8 @@ def test_no_import_circle_among_the_packages() -> None:
     # the testbed names the Mininet backend only as a string (backends.PROVIDERS)
     assert not any(d.startswith("synctcp_mininet") for n, ds in graph.items()
                    if n.startswith("synctcp_testbed") for d in ds)
-    assert "synctcp_testbed.runner" not in graph["synctcp_mininet.backend"]
+    assert not [d for d in graph["synctcp_mininet.backend"]
+                if d.startswith(("synctcp_testbed.case", "synctcp_testbed.platform"))]
 
 
 def test_every_module_imports_alone_in_a_fresh_interpreter() -> None:
@@ -99,15 +107,15 @@ def test_every_module_imports_alone_in_a_fresh_interpreter() -> None:
 
 
 def test_registry_netns_and_providers(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert backends.get("netns") is backends.build_topology is runner.build_topology
+    assert backends.get("netns") is backends.build_topology
     assert backends.names()[0] == "netns" and "mininet" in backends.names()
     with pytest.raises(backends.BackendError, match="unknown backend 'ovs': one of netns"):
         backends.get("ovs")
     monkeypatch.setattr(backends, "PROVIDERS", {**backends.PROVIDERS, "gone": "no_such_pkg.backend"})
     with pytest.raises(backends.BackendError, match="backend gone: No module named 'no_such_pkg'"):
         backends.get("gone")
-    with pytest.raises(runner.RunError, match="backend gone: No module named"):
-        runner.topology_builder("gone")
+    with pytest.raises(RunError, match="backend gone: No module named"):
+        lifecycle.topology_builder("gone")
 
 
 def test_register_and_check(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -143,21 +151,21 @@ def test_run_scenario_refuses_an_unavailable_algorithm_first(
         return {"cc": cc, "action": "available", "allowed": []}
 
     monkeypatch.setattr(modctl, "ensure_cc", ensure)
-    monkeypatch.setattr(runner, "CaseRun", lambda *a, **kw: pytest.fail("a case ran"))
+    monkeypatch.setattr(run, "CaseRun", lambda *a, **kw: pytest.fail("a case ran"))
     # the cases would run here (as inside an instance), where algorithms are loaded
     monkeypatch.setenv("SYNCTCP_IN_VM", "1")
     monkeypatch.setenv("SYNCTCP_PLATFORM", "uml")
     sc = bulk_dumbbell("t", ["reno", "sync"], 10, 40, 50, 2, 5)
-    with pytest.raises(runner.RunError, match="'sync' is not available"):
-        runner.run_scenario(sc, out=tmp_path / "run")
+    with pytest.raises(RunError, match="'sync' is not available"):
+        run.run_scenario(sc, out=tmp_path / "run")
     assert asked == ["reno", "sync"] and not (tmp_path / "run").exists()
 
 
 def test_case_ccs_are_every_algorithm_a_case_uses() -> None:
     sc = bulk_dumbbell("t", ["sync"], 10, 40, 50, 2, 5)
-    assert runner.case_ccs(sc.cases()[0]) == ["sync"]
+    assert case_ccs(sc.cases()[0]) == ["sync"]
     sc.traffic.minority_of, sc.traffic.rev_cc = "reno", "cubic"
-    assert runner.case_ccs(sc.cases()[0]) == ["cubic", "reno", "sync"]
+    assert case_ccs(sc.cases()[0]) == ["cubic", "reno", "sync"]
 
 
 def test_bulk_dumbbell_measures_the_last_seconds() -> None:
@@ -214,7 +222,7 @@ def fake_run_scenario(calls: List[Dict[str, Any]]) -> Any:
 def test_demo_runs_each_part_with_one_run_scenario_call(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     calls: List[Dict[str, Any]] = []
-    monkeypatch.setattr(runner, "run_scenario", fake_run_scenario(calls))
+    monkeypatch.setattr(run, "run_scenario", fake_run_scenario(calls))
     out = tmp_path / "demo"
     assert demo.main(["--out", str(out), "--cc", "reno,sync", "--seconds", "5",
                       "--no-report"]) == 0
@@ -253,7 +261,7 @@ def test_demo_runs_each_part_with_one_run_scenario_call(
 def test_demo_passes_runner_options_through(monkeypatch: pytest.MonkeyPatch,
                                             tmp_path: Path) -> None:
     calls: List[Dict[str, Any]] = []
-    monkeypatch.setattr(runner, "run_scenario", fake_run_scenario(calls))
+    monkeypatch.setattr(run, "run_scenario", fake_run_scenario(calls))
     real = demo.parser
 
     def with_opts(*a: Any, **kw: Any) -> Any:
@@ -281,7 +289,7 @@ def test_demo_passes_runner_options_through(monkeypatch: pytest.MonkeyPatch,
 def test_demo_refuses_bad_options_in_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                               capsys: pytest.CaptureFixture, argv: List[str],
                                               line: str) -> None:
-    monkeypatch.setattr(runner, "run_scenario", lambda *a, **kw: pytest.fail("ran"))
+    monkeypatch.setattr(run, "run_scenario", lambda *a, **kw: pytest.fail("ran"))
     assert demo.main(["--out", str(tmp_path), *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"synctcp-testbed demo: {line}") and err.count("\n") == 1
@@ -290,10 +298,10 @@ def test_demo_refuses_bad_options_in_one_line(monkeypatch: pytest.MonkeyPatch, t
 def test_demo_failed_case_is_one_line_and_exit_1(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                                  capsys: pytest.CaptureFixture) -> None:
     def fail(*a: Any, **kw: Any) -> Path:
-        raise runner.RunError("congestion control 'bogus' is not available in kernel x: "
+        raise RunError("congestion control 'bogus' is not available in kernel x: "
                               "modprobe tcp_bogus: not found")
 
-    monkeypatch.setattr(runner, "run_scenario", fail)
+    monkeypatch.setattr(run, "run_scenario", fail)
     assert demo.main(["--out", str(tmp_path), "--cc", "bogus", "--no-small-buffer"]) == 1
     err = capsys.readouterr().err
     assert err == ("synctcp-testbed demo: delay: congestion control 'bogus' is not available "
@@ -308,10 +316,10 @@ def test_demo_keeps_what_ran_when_a_later_part_fails(monkeypatch: pytest.MonkeyP
 
     def second_fails(sc: Scenario, out: Path, **kw: Any) -> Path:
         if calls:
-            raise runner.RunError("congestion control 'etcp' is not available: not built")
+            raise RunError("congestion control 'etcp' is not available: not built")
         return good(sc, out, **kw)
 
-    monkeypatch.setattr(runner, "run_scenario", second_fails)
+    monkeypatch.setattr(run, "run_scenario", second_fails)
     assert demo.main(["--out", str(tmp_path), "--cc", "reno", "--no-report"]) == 1
     assert capsys.readouterr().err.endswith(
         "synctcp-testbed demo: small-buffer: congestion control 'etcp' is not available: "

@@ -1,4 +1,4 @@
-"""Repetitions: means, Student-t intervals, paired ratios (synctcp_testbed.stats)."""
+"""Repetitions: means, Student-t intervals, paired ratios (synctcp_testbed.analysis.stats)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any, Dict, List
 
 import pytest
 
-from synctcp_testbed import stats
+from synctcp_testbed.analysis import stats
 from synctcp_testbed.scenario import ScenarioError, from_dict, load, updated
 
 
@@ -80,6 +80,51 @@ def test_zero_reference_gives_no_ratio() -> None:
     assert sync["ratios"]["reno"]["goodput_mbit"]["mean"] == 1.0
 
 
+def test_the_reference_case_is_the_same_queue_point_and_seed() -> None:
+    cases = [_case("reno", 1, 8.0, 40.0, aqm="red"), _case("reno", 2, 6.0, 30.0),
+             _case("reno", 1, 4.0, 40.0, point={"rate_mbit": 5}), _case("reno", 1, 5.0, 50.0),
+             _case("sync", 1, 4.0, 10.0)]
+    sync = cases[-1]
+    assert stats.reference(cases, sync, "reno") is cases[3]
+    assert stats.reference(cases, sync, "cubic") is None
+    assert stats.ratio_to(cases, sync, "reno", "goodput_mbit") == pytest.approx(0.8)
+    assert stats.ratio_to(cases, sync, "reno", "lr.mean_pkts") == pytest.approx(0.2)
+    assert stats.ratio_to(cases, sync, "reno", "lr.nope") is None
+    assert stats.ratio_to(cases, sync, "cubic", "goodput_mbit") is None
+    assert stats.ratio(1.0, 0.0) is None and stats.ratio(None, 1.0) is None
+    assert stats.ratio(float("nan"), 1.0) is None and stats.ratio(3, 2) == 1.5
+
+
+def test_summary_table_report_and_groups_give_one_ratio(tmp_path: Any,
+                                                        capsys: pytest.CaptureFixture) -> None:
+    """The one paired-ratio helper: every table of a run shows the same ratio to Reno."""
+    import json
+
+    from synctcp_testbed import cli
+    from synctcp_testbed.analysis import report
+    from synctcp_testbed.analysis.rundir import load_run
+
+    cases = [_case("reno", 1, 8.0, 40.0), _case("sync", 1, 6.0, 10.0),
+             _case("cubic", 1, 9.0, 60.0)]
+    for c in cases:
+        c["bottlenecks"][0]["mark_pct"] = 0.0
+    (tmp_path / "meta.json").write_text(json.dumps({"schema": 1, "scenario_name": "t"}))
+    (tmp_path / "summary.json").write_text(json.dumps(
+        {"schema": 1, "scenario": "t", "repeat": 1, "cases": cases,
+         "groups": stats.groups(cases)}))
+    run = load_run(tmp_path)
+    sync = run.case("sync-droptail-s1")
+    assert sync is not None
+    want = [6.0 / 8.0, 10.0 / 40.0, 1.0]
+    assert report.ratios(run, sync.summary, "reno", "lr") == pytest.approx(want)
+    g = next(g for g in stats.groups(cases) if g["cc"] == "sync")["ratios"]["reno"]
+    assert [g["goodput_mbit"]["mean"], g["lr.mean_pkts"]["mean"], g["lr.drop_pct"]["mean"]] \
+        == pytest.approx(want)
+    cli.print_summary(tmp_path)
+    row = next(ln for ln in capsys.readouterr().out.splitlines() if "sync-" in ln)
+    assert "0.75" in row and "0.25" in row
+
+
 def test_minority_share() -> None:
     c = _case("vegas", 1, 10.0, 5.0)
     c["flows"] = [{"group": "minority", "goodput_mbit": 1.0}] + [
@@ -112,7 +157,7 @@ def test_repeat_key_is_validated() -> None:
 
 
 def test_start_jitter_comes_from_the_seed() -> None:
-    from synctcp_testbed.runner import plan_case
+    from synctcp_testbed.plan.flows import plan_case
 
     class Topo:
         def addr(self, node: str) -> str:

@@ -1,7 +1,7 @@
 """Testbed configuration: queues, scenarios, case plans, the CLI and queue metrics.
 
 Everything here runs on the host without namespaces: topologies are only
-described (``runner.build_topology`` does not touch the system until
+described (``build_topology`` does not touch the system until
 ``build()``), scripts are parsed, never run.
 """
 
@@ -18,11 +18,17 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 
-from synctcp_testbed import cli, runner
-from synctcp_testbed.metrics import queue_stats
-from synctcp_testbed.qdisc import AQMS, NETEM_LIMIT, Egress, QdiscError, QueueSpec
-from synctcp_testbed.runner import (BULK_PORT, CBR_PORT, CPORT, HTTP_PORT, _is_core,
-                                    build_topology, clients_script, plan_case, servers_script)
+from synctcp_testbed import cli
+from synctcp_testbed.case import kernel, lifecycle, scripts
+from synctcp_testbed.case.errors import RunError
+from synctcp_testbed.platform import run
+from synctcp_testbed.analysis.metrics import queue_stats
+from synctcp_testbed.analysis.rundir import QueueSample
+from synctcp_testbed.network.qdisc import AQMS, NETEM_LIMIT, Egress, QdiscError, QueueSpec
+from synctcp_testbed.case.collect import is_core
+from synctcp_testbed.case.scripts import clients_script, servers_script
+from synctcp_testbed.network.backends import build_topology
+from synctcp_testbed.plan.flows import BULK_PORT, CBR_PORT, CPORT, HTTP_PORT, PlanError, plan_case
 from synctcp_testbed.scenario import (MSS_BYTES, ScenarioError, from_dict, load,
                                       presets)
 
@@ -183,8 +189,8 @@ def test_rate_counts_ip_takes_the_ethernet_header_off_every_rate_limited_link() 
     base = {"name": "t", "topology": {"kind": "dumbbell", "rate_mbit": 1.536, "rtts_ms": [908],
                                       "link_delay_ms": 450, "queue_pkts": 64,
                                       "access_rate_mbit": 10}}
-    frame = runner.build_topology(from_dict(base).cases()[0], "zz")
-    ip = runner.build_topology(from_dict({**base, "topology": {
+    frame = build_topology(from_dict(base).cases()[0], "zz")
+    ip = build_topology(from_dict({**base, "topology": {
         **base["topology"], "rate_counts": "ip"}}).cases()[0], "zz")
     limited = [e for lk in ip.links for e in (lk.a_egress, lk.b_egress) if e.rate_mbit]
     assert len(limited) == 2 * len(ip.links)     # the core and the access links both ways
@@ -543,7 +549,7 @@ def test_weigle_ftp_clamps_the_window_to_46_segments_and_measures_the_bottleneck
     assert topo.nodes["b1"].rcv_window_bytes == 46 * MSS_BYTES
     assert topo.nodes["a1"].rcv_window_bytes == 46 * MSS_BYTES
     assert topo.nodes["R0"].rcv_window_bytes is None
-    core = [p[0] for p in topo.sample_points() if _is_core(p[0])]
+    core = [p[0] for p in topo.sample_points() if is_core(p[0])]
     assert set(case.scenario.topology.measure) <= set(core)
 
 
@@ -646,7 +652,7 @@ def test_chain_plans_a_cross_flow_per_hop_and_pair() -> None:
 def test_cbr_on_a_missing_pair_is_refused() -> None:
     sc = from_dict(base(traffic={"cbr": {"pairs": [2]}}))
     case = sc.cases()[0]
-    with pytest.raises(runner.RunError, match="no pair 2"):
+    with pytest.raises(PlanError, match="no pair 2"):
         plan_case(case, build_topology(case))
 
 
@@ -718,7 +724,7 @@ def config_lines(text: str) -> List[List[str]]:
 def test_flowgen_config_has_one_line_per_flow(name: str) -> None:
     case, topo, plan = planned(name)
     dur = case.scenario.duration_s
-    lines = config_lines(runner.flowgen_config(plan, topo, dur))
+    lines = config_lines(scripts.flowgen_config(plan, topo, dur))
     assert len(lines) == len(plan.flows) > 0
     for f, w in zip(plan.flows, lines):
         assert w[:2] == ["flow", f.id] and w[2] == f.kind
@@ -726,7 +732,7 @@ def test_flowgen_config_has_one_line_per_flow(name: str) -> None:
         assert (int(w[7]), int(w[8])) == (f.port, f.cport)
         assert float(w[10]) == f.start_s
         # every flow outlasts the measured interval by TAIL_S
-        assert float(w[11]) == max(1, round(dur - f.start_s + runner.TAIL_S))
+        assert float(w[11]) == max(1, round(dur - f.start_s + scripts.TAIL_S))
         if f.kind == "cbr":
             assert w[9] == "-" and len(w) == 14
             assert float(w[12]) == plan.cbr_kbit * 1000 and int(w[13]) == plan.cbr_bytes
@@ -743,25 +749,25 @@ def test_clients_script_runs_every_flow_in_one_flowgen_at_the_barrier(name: str,
     case, topo, plan = planned(name)
     dur = case.scenario.duration_s
     bdir = tmp_path / "barrier"
-    script = runner.clients_script(plan, topo, tmp_path, dur, 1, 10, bdir, "/x/flowgen-1")
+    script = scripts.clients_script(plan, topo, tmp_path, dur, 1, 10, bdir, "/x/flowgen-1")
     fg = flowgen_line(script)
     a = fg["argv"]
     assert a[0] == "/x/flowgen-1"
-    assert arg(a, "-c") == str(tmp_path / runner.FLOWGEN_CONF)
-    assert arg(a, "-o") == str(tmp_path / runner.FLOWGEN_OUT)
+    assert arg(a, "-c") == str(tmp_path / scripts.FLOWGEN_CONF)
+    assert arg(a, "-o") == str(tmp_path / scripts.FLOWGEN_OUT)
     assert arg(a, "--ready-file") == str(bdir / ".launched")
     assert arg(a, "--go-file") == str(bdir / ".go")
-    last_end = max(f.start_s + max(1, round(dur - f.start_s + runner.TAIL_S)) for f in plan.flows)
+    last_end = max(f.start_s + max(1, round(dur - f.start_s + scripts.TAIL_S)) for f in plan.flows)
     # bounded: a hard limit past the last flow's end, within the runner's wait
     assert last_end < float(arg(a, "-l")) < dur + 180
-    assert fg["stderr"] == str(tmp_path / runner.FLOWGEN_LOG)
-    assert fg["status"] == str(tmp_path / runner.FLOWGEN_STATUS)
+    assert fg["stderr"] == str(tmp_path / scripts.FLOWGEN_LOG)
+    assert fg["status"] == str(tmp_path / scripts.FLOWGEN_STATUS)
     assert "iperf3" not in script
     # the replayable command, without the barrier
     (hand,) = [ln for ln in script.splitlines() if ln.startswith("#")]
     words = shlex.split(hand.split("echo go | ", 1)[1])
     assert words == a[:a.index("--ready-file")]
-    assert runner.client_count(plan) == 1
+    assert scripts.client_count(plan) == 1
 
 
 def test_http_scripts_start_a_server_and_a_client_per_pair(tmp_path: Path) -> None:
@@ -771,11 +777,11 @@ def test_http_scripts_start_a_server_and_a_client_per_pair(tmp_path: Path) -> No
     assert len(srv) == len(cli_) == 5
     for i, (h, s, c) in enumerate(zip(plan.http, srv, cli_)):
         assert s["ns"] == topo.ns(h.server)
-        assert s["argv"][1:4] == ["-m", "synctcp_testbed.http", "server"]
+        assert s["argv"][1:4] == ["-m", "synctcp_testbed.traffic.http", "server"]
         assert arg(s["argv"], "--port") == str(HTTP_PORT)
         assert int(arg(s["argv"], "--max-seconds")) > 300
         assert c["ns"] == topo.ns(h.client)
-        assert c["argv"][1:4] == ["-m", "synctcp_testbed.http", "client"]
+        assert c["argv"][1:4] == ["-m", "synctcp_testbed.traffic.http", "client"]
         assert arg(c["argv"], "--server") == f"{h.server_addr}:{HTTP_PORT}"
         assert float(arg(c["argv"], "--load-pct")) == pytest.approx(85 / 5)
         assert arg(c["argv"], "--seed") == str(7000 + i)
@@ -786,13 +792,13 @@ def test_http_scripts_start_a_server_and_a_client_per_pair(tmp_path: Path) -> No
 
 @pytest.mark.parametrize("label", ["lr", "lr-rev", "r0r1", "r4r5-rev", "r8r9"])
 def test_is_core_accepts_core_links(label: str) -> None:
-    assert _is_core(label)
+    assert is_core(label)
 
 
 @pytest.mark.parametrize("label", ["s1l", "s1l-rev", "a1R0", "b3R5-rev", "x1s1R1", "x3r2R4",
                                    "r1r", "r12r-rev", "r", "rr", "r0r", "lr2"])
 def test_is_core_rejects_access_links(label: str) -> None:
-    assert not _is_core(label)
+    assert not is_core(label)
 
 
 def test_only_core_links_are_measured_even_with_rated_access_links() -> None:
@@ -800,13 +806,13 @@ def test_only_core_links_are_measured_even_with_rated_access_links() -> None:
     topo = build_topology(sc.cases()[0])
     labels = {p[0] for p in topo.sample_points()}
     assert {"r1r", "s1l"} <= labels
-    assert {x for x in labels if _is_core(x)} == {"lr", "lr-rev"}
+    assert {x for x in labels if is_core(x)} == {"lr", "lr-rev"}
 
 
 def test_listening_reads_tcp_listeners_and_udp_sockets_of_the_namespace(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # the host's own /proc/self/net in place of a namespace's
-    monkeypatch.setattr(runner, "in_netns", lambda ns: contextlib.nullcontext())
+    monkeypatch.setattr(lifecycle, "in_netns", lambda ns: contextlib.nullcontext())
     with socket.socket() as lst, socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
         lst.bind(("127.0.0.1", 0))
         lst.listen()
@@ -816,7 +822,7 @@ def test_listening_reads_tcp_listeners_and_udp_sockets_of_the_namespace(
         with socket.create_connection(("127.0.0.1", tcp_port)) as conn:
             acc, _ = lst.accept()
             with acc:
-                got = runner._listening("x")
+                got = lifecycle._listening("x")
                 assert (conn.getsockname()[1], "bulk") not in got
         assert (tcp_port, "bulk") in got
         assert (udp_port, "cbr") in got
@@ -858,7 +864,7 @@ def no_vm(monkeypatch: pytest.MonkeyPatch) -> None:
     """A run that gets past its checks fails the test instead of starting a VM or traffic."""
     def refuse(*a: Any, **kw: Any) -> int:
         raise AssertionError("would have run")
-    monkeypatch.setattr(runner, "run_scenario", refuse)
+    monkeypatch.setattr(run, "run_scenario", refuse)
 
 
 def test_run_of_a_missing_scenario_exits_2_with_a_message(
@@ -898,13 +904,13 @@ def test_show_of_a_bad_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixtur
 # metrics
 
 
-def ramp(n: int, hz: float, t0: float, rate_mbit: float) -> List[Dict[str, float]]:
+def ramp(n: int, hz: float, t0: float, rate_mbit: float) -> List[QueueSample]:
     """Queue rising 0, 1, 2, ... packets; link sending at 80 %, a drop every 7th sample."""
     out, sent_b, sent_p, drops = [], 0.0, 0.0, 0.0
     per_b = rate_mbit * 1e6 / 8 * 0.8 / hz
     for i in range(n):
-        out.append({"t": t0 + i / hz, "qlen_pkts": float(i), "backlog_bytes": 1500.0 * i,
-                    "drops": drops, "sent_pkts": sent_p, "sent_bytes": sent_b})
+        out.append(QueueSample(t=t0 + i / hz, qlen_pkts=float(i), backlog_bytes=1500.0 * i,
+                               drops=drops, sent_pkts=sent_p, sent_bytes=sent_b, marks=0.0))
         sent_b += per_b
         sent_p += per_b / 1500
         drops += 1 if i % 7 == 0 else 0
@@ -914,13 +920,13 @@ def ramp(n: int, hz: float, t0: float, rate_mbit: float) -> List[Dict[str, float
 def test_queue_stats_of_a_ramp() -> None:
     s = ramp(200, 50, 10.0, 20)
     q = queue_stats(s, rate_mbit=20)
-    qlen = [x["qlen_pkts"] for x in s]
+    qlen = [x.qlen_pkts for x in s]
     mean = sum(qlen) / len(qlen)
     p95 = sorted(qlen)[math.ceil(0.95 * len(qlen)) - 1]
-    drops = s[-1]["drops"] - s[0]["drops"]
-    sent = int(s[-1]["sent_pkts"] - s[0]["sent_pkts"])
-    span = s[-1]["t"] - s[0]["t"]
-    util = (s[-1]["sent_bytes"] - s[0]["sent_bytes"]) * 8 / span / 20e6
+    drops = s[-1].drops - s[0].drops
+    sent = int(s[-1].sent_pkts - s[0].sent_pkts)
+    span = s[-1].t - s[0].t
+    util = (s[-1].sent_bytes - s[0].sent_bytes) * 8 / span / 20e6
     assert q.samples == 200
     assert q.mean_pkts == pytest.approx(mean) == pytest.approx(99.5)
     assert q.p95_pkts == p95 == 189
@@ -935,17 +941,17 @@ def test_queue_stats_of_a_ramp() -> None:
 def test_queue_stats_excludes_samples_outside_start_and_end() -> None:
     s = ramp(300, 100, 0.0, 10)
     # spikes outside the interval that must not count
-    s[0]["qlen_pkts"] = s[-1]["qlen_pkts"] = 1e6
+    s[0], s[-1] = s[0]._replace(qlen_pkts=1e6), s[-1]._replace(qlen_pkts=1e6)
     start, end = 1.0, 2.0
-    kept = [x for x in s if start <= x["t"] <= end]
+    kept = [x for x in s if start <= x.t <= end]
     q = queue_stats(s, rate_mbit=10, start_s=start, end_s=end)
     assert q.samples == len(kept) == 101
-    assert q.mean_pkts == pytest.approx(sum(x["qlen_pkts"] for x in kept) / len(kept))
-    assert q.max_pkts == kept[-1]["qlen_pkts"] == 200
-    assert q.drops == kept[-1]["drops"] - kept[0]["drops"]
-    assert q.drops < s[-1]["drops"]
+    assert q.mean_pkts == pytest.approx(sum(x.qlen_pkts for x in kept) / len(kept))
+    assert q.max_pkts == kept[-1].qlen_pkts == 200
+    assert q.drops == kept[-1].drops - kept[0].drops
+    assert q.drops < s[-1].drops
     # the interval is closed at both ends
-    assert queue_stats(s, 10, start_s=kept[0]["t"], end_s=kept[-1]["t"]).samples == 101
+    assert queue_stats(s, 10, start_s=kept[0].t, end_s=kept[-1].t).samples == 101
 
 
 @pytest.mark.parametrize("toml,msg", [
@@ -1009,12 +1015,13 @@ def test_every_number_key_of_a_scenario_has_its_allowed_range() -> None:
     from typing import get_type_hints
 
     from synctcp_testbed import scenario as S
+    from synctcp_testbed.scenario import keys
     for cls in (S.Scenario, S.TopologySpec, S.AqmSpec, S.TrafficSpec, S.CbrSpec):
         for name, hint in get_type_hints(cls).items():
-            kind = S._scalar(hint)
+            kind = keys.scalar_type(hint)
             if kind in (int, float) or (getattr(hint, "__origin__", None) is list
                                         and hint.__args__[0] in (int, float)):
-                assert S._range(cls, name)[0], f"{cls.__name__}.{name} has no range"
+                assert keys.range_words(cls, name)[0], f"{cls.__name__}.{name} has no range"
 
 
 def test_every_preset_is_valid_under_the_typed_models() -> None:
@@ -1046,7 +1053,7 @@ def test_a_stopped_script_ends_only_after_its_jobs_have_finished(tmp_path: Path)
            f"print(\"ready\", flush=True)\n"
            f"signal.pause()\ntime.sleep(0.5)\n"
            f"open(sys.argv[1], \"w\").write(\"t,q\\n1,2\\n\")' {out} &")
-    script = runner._background_script([job])
+    script = scripts.background_script([job])
     proc = subprocess.Popen(["sh", "-c", script], start_new_session=True,
                             stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
@@ -1060,12 +1067,12 @@ def test_variant_is_set_for_the_projects_algorithms_and_refused_when_missing(tmp
     params = tmp_path / "module" / "tcp_sync" / "parameters"
     params.mkdir(parents=True)
     (params / "variant").write_text("best\n")
-    assert runner.set_variant("sync", "paper", sys_root=tmp_path) == "best"
+    assert kernel.set_variant("sync", "paper", sys_root=tmp_path) == "best"
     assert (params / "variant").read_text() == "paper"
-    assert runner.set_variant("reno", "paper", sys_root=tmp_path) is None
-    assert runner.set_variant("etcp", "paper", sys_root=tmp_path) is None
-    with pytest.raises(runner.RunError, match="tcp_mixreact has no variant parameter"):
-        runner.set_variant("mixreact", "paper", sys_root=tmp_path)
+    assert kernel.set_variant("reno", "paper", sys_root=tmp_path) is None
+    assert kernel.set_variant("etcp", "paper", sys_root=tmp_path) is None
+    with pytest.raises(RunError, match="tcp_mixreact has no variant parameter"):
+        kernel.set_variant("mixreact", "paper", sys_root=tmp_path)
 
 
 def test_scenario_variant_is_best_or_paper() -> None:
@@ -1078,14 +1085,14 @@ def test_scenario_variant_is_best_or_paper() -> None:
 @pytest.mark.parametrize("argv, want", [([], True), (["--capture"], True)])
 def test_capture_key_of_a_scenario_captures_like_the_option(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path, argv: List[str], want: bool) -> None:
-    from synctcp_testbed import platforms
+    from synctcp_testbed.platform import choose as platforms
 
     seen: List[bool] = []
 
     def record(*a: Any, capture: bool = False, **kw: Any) -> None:
         seen.append(capture)
 
-    monkeypatch.setattr(runner, "run_scenario", record)
+    monkeypatch.setattr(run, "run_scenario", record)
     monkeypatch.setattr(platforms, "choose",
                         lambda requested=None: platforms.Platform("native", "test", here=True))
     sc = load("martin-full")

@@ -1,4 +1,4 @@
-"""Topologies as the ip/tc batch scripts they build (synctcp_testbed.topology).
+"""Topologies as the ip/tc batch scripts they build (synctcp_testbed.network.topology).
 
 Nothing here touches the system: ``Topology.build`` runs with its shell,
 namespace and sysctl helpers replaced by recorders, and the tests read the
@@ -18,9 +18,9 @@ from typing import Dict, List, Optional, Tuple
 
 import pytest
 
-from synctcp_testbed import topology as T
-from synctcp_testbed.qdisc import QueueSpec
-from synctcp_testbed.topology import Topology, TopologyError
+from synctcp_testbed.network import topology as T
+from synctcp_testbed.network.qdisc import QueueSpec
+from synctcp_testbed.network.topology import Topology, TopologyError
 
 Q = QueueSpec("droptail", 100)
 
@@ -44,8 +44,8 @@ def build(topo: Topology, monkeypatch: pytest.MonkeyPatch) -> Built:
     offloads: Dict[str, bool] = {}
     monkeypatch.setattr(T, "sh", lambda cmd, **kw: ran.append(list(cmd)))
     monkeypatch.setattr(T, "in_netns", lambda ns: contextlib.nullcontext())
-    monkeypatch.setattr(T, "_write_sysctls", lambda ns, values: sysctls.__setitem__(ns, dict(values)))
-    monkeypatch.setattr(T, "_set_offloads", lambda dev, on: offloads.__setitem__(dev, on))
+    monkeypatch.setattr(T, "write_sysctls", lambda ns, values: sysctls.__setitem__(ns, dict(values)))
+    monkeypatch.setattr(T, "set_offloads", lambda dev, on: offloads.__setitem__(dev, on))
     topo.build()
     assert ran == [["sh", "-c", topo.script]], "build runs exactly one shell script"
     return Built(topo.script, sysctls, offloads)

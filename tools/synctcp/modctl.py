@@ -35,10 +35,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from .checkout import checkout
+
 #: The one algorithm -> module map of the project: every tool, the testbed and
 #: the tests take it (or :func:`module_of` / :func:`cc_of`) from here.
 CC_MODULES: Dict[str, str] = {"sync": "tcp_sync", "mixreact": "tcp_mixreact", "etcp": "tcp_etcp"}
-REPO = Path(__file__).resolve().parents[2]
 #: EFI variable whose last byte is 1 when Secure Boot is on (EFI_GLOBAL_VARIABLE GUID).
 EFI_SECUREBOOT = "SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
 #: What scripts/sign-file appends to a signed module (MODULE_SIG_STRING).
@@ -65,6 +66,12 @@ class ModError(RuntimeError):
         self.reason = reason
 
 
+def _kmod_dir() -> Optional[Path]:
+    """kmod/ of the checkout (synctcp.checkout), None outside one."""
+    repo = checkout()
+    return repo / "kmod" if repo is not None else None
+
+
 @dataclass
 class Host:
     """The parts of the system the commands use (real ones by default)."""
@@ -73,7 +80,8 @@ class Host:
     sys: Path = Path("/sys")
     lib_modules: Path = Path("/lib/modules")
     release: str = field(default_factory=lambda: os.uname().release)
-    kmod_dir: Path = REPO / "kmod"
+    #: the modules built in the checkout; None outside one (no built modules)
+    kmod_dir: Optional[Path] = field(default_factory=_kmod_dir)
     euid: int = field(default_factory=os.geteuid)
     run: Runner = _run
 
@@ -240,6 +248,8 @@ def installed_module(host: Host, module: str) -> Optional[Path]:
 
 
 def built_module(host: Host, module: str) -> Optional[Path]:
+    if host.kmod_dir is None:
+        return None
     p = host.kmod_dir / f"{module}.ko"
     return p if p.is_file() else None
 

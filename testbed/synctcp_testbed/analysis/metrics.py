@@ -1,0 +1,107 @@
+"""Metrics of a run, each one function with its definition.
+
+Queue samples are the rows of ``queue-LINK.csv`` (written by qsampler.c,
+read by :func:`.rundir.read_queue_csv`): time, queue length in packets and
+bytes, and the qdisc's cumulative drop, departure and mark counters.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable, List, Sequence, Tuple
+
+from .rundir import QueueSample
+
+
+@dataclass
+class QueueStats:
+    """Bottleneck queue over the measured interval of a run."""
+
+    samples: int
+    sample_hz: float
+    mean_pkts: float
+    p95_pkts: float
+    max_pkts: float
+    mean_delay_ms: float
+    p95_delay_ms: float
+    drops: int
+    sent_pkts: int
+    drop_pct: float
+    utilization: float
+
+
+def percentile(values: Sequence[float], pct: float) -> float:
+    """Nearest-rank percentile: the smallest value with >= pct% at or below it."""
+    if not values:
+        return math.nan
+    if not 0 <= pct <= 100:
+        raise ValueError("pct must be in 0..100")
+    ordered = sorted(values)
+    rank = max(1, math.ceil(pct / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def queuing_delay_ms(backlog_bytes: float, rate_mbit: float) -> float:
+    """Time to drain ``backlog_bytes`` at the bottleneck rate (ms)."""
+    return backlog_bytes * 8 / (rate_mbit * 1e6) * 1e3
+
+
+def drop_pct(drops: float, sent_pkts: float) -> float:
+    """Packets dropped at the bottleneck as % of packets offered to it."""
+    offered = drops + sent_pkts
+    return 100.0 * drops / offered if offered else 0.0
+
+
+def utilization(sent_bytes: float, seconds: float, rate_mbit: float) -> float:
+    """Bytes the bottleneck sent as a fraction of what it could send."""
+    if seconds <= 0:
+        return math.nan
+    return sent_bytes * 8 / seconds / (rate_mbit * 1e6)
+
+
+def queue_stats(samples: Sequence[QueueSample], rate_mbit: float, start_s: float = -math.inf,
+                end_s: float = math.inf) -> QueueStats:
+    """Statistics of the samples taken with ``start_s <= t <= end_s``.
+
+    Counters (drops, departures) are differences over the kept interval.
+    """
+    kept = [s for s in samples if start_s <= s.t <= end_s]
+    if len(kept) < 2:
+        raise ValueError(f"too few queue samples ({len(kept)}) to compute statistics")
+    span = kept[-1].t - kept[0].t
+    qlen = [s.qlen_pkts for s in kept]
+    delay = [queuing_delay_ms(s.backlog_bytes, rate_mbit) for s in kept]
+    drops = int(kept[-1].drops - kept[0].drops)
+    sent = int(kept[-1].sent_pkts - kept[0].sent_pkts)
+    return QueueStats(
+        samples=len(kept),
+        sample_hz=(len(kept) - 1) / span if span > 0 else math.nan,
+        mean_pkts=sum(qlen) / len(qlen),
+        p95_pkts=percentile(qlen, 95),
+        max_pkts=max(qlen),
+        mean_delay_ms=sum(delay) / len(delay),
+        p95_delay_ms=percentile(delay, 95),
+        drops=drops,
+        sent_pkts=sent,
+        drop_pct=drop_pct(drops, sent),
+        utilization=utilization(kept[-1].sent_bytes - kept[0].sent_bytes, span, rate_mbit),
+    )
+
+
+def ecdf(values: Iterable[float]) -> Tuple[List[float], List[float]]:
+    """Empirical CDF: the distinct values x in order and P(X <= x) at each (the
+    corners of a step line drawn ``where="post"``)."""
+    xs = sorted(values)
+    n = len(xs)
+    keep = [i for i in range(n) if i == n - 1 or xs[i + 1] != xs[i]]     # last of each run
+    return [xs[i] for i in keep], [(i + 1) / n for i in keep]
+
+
+def eccdf(values: Iterable[float]) -> Tuple[List[float], List[float]]:
+    """Empirical CCDF: the distinct values x in order and P(X >= x) at each, never 0
+    (log-log plots: Weigle's response-time CCDFs, Figs 4.20-4.22)."""
+    xs = sorted(values)
+    n = len(xs)
+    keep = [i for i in range(n) if i == 0 or xs[i - 1] != xs[i]]        # first of each run
+    return [xs[i] for i in keep], [(n - i) / n for i in keep]

@@ -1,0 +1,332 @@
+"""The scenario model: a topology, a workload and what to compare, and its cases.
+
+A scenario file is what a researcher diffs; every key is documented in
+``docs/testbed.md`` and declared here with its type, range and unit
+(pydantic dataclasses, checked when a scenario is built).  A scenario
+expands into *cases* (:meth:`Scenario.cases`): one per algorithm x queue
+discipline x sweep value x seed, each run on a freshly built topology.
+Reading files and presets is :mod:`.files`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from dataclasses import asdict, replace
+from typing import Annotated, Any, Dict, List, Optional
+
+from pydantic import ConfigDict, Field, ValidationError
+from pydantic.dataclasses import dataclass
+
+from ..network.qdisc import AQMS, QdiscError, QueueSpec
+from .keys import items, num, shown, sweep_error
+
+#: sender MSS on a 1500-byte MTU with timestamps (what "segments" means here)
+MSS_BYTES = 1448
+KINDS = ("dumbbell", "parking-lot", "chain")
+#: what a link's rate counts, and the size-table overhead that makes it so
+RATE_COUNTS = {"frame": 0, "ip": -14}
+SWEEPABLE = ("rate_mbit", "queue_pkts", "http_load_pct", "bulk_rev", "rev_load", "flows_per_pair",
+             "cbr_calls")
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be run, with the reason."""
+
+
+#: pydantic dataclasses: every key is checked for its type (strictly: a
+#: string is not a number, a number not a list, true not 1) and its range
+#: when the scenario is built, and again by ``dataclasses.replace``
+MODEL = ConfigDict(strict=True, extra="forbid")
+
+
+#: list items with their ranges
+RttMs = Annotated[float, Field(ge=0, le=20000)]
+PairNo = Annotated[int, Field(ge=1, le=10000)]
+HopNo = Annotated[int, Field(ge=0, le=100)]
+
+
+@dataclass(config=MODEL)
+class TopologySpec:
+    kind: str = "dumbbell"
+    rate_mbit: float = num(20.0, 0, 100000, above=True, unit="Mbit/s")
+    link_delay_ms: float = num(0.0, 0, 10000, unit="ms")
+    #: base RTT of each end-to-end pair (its length is the number of pairs)
+    rtts_ms: List[RttMs] = items(lambda: [40.0], 0, 20000, unit="ms", min_length=1)
+    #: bottleneck queue limit in packets, or a multiple of the BDP of the median RTT
+    queue_pkts: Optional[int] = num(None, 1, 1000000, unit="packets")
+    queue_bdp: Optional[float] = num(None, 0, 1000, above=True, unit="x BDP")
+    routers: int = num(6, 2, 100)
+    hops: int = num(3, 1, 100)
+    cross_hops: List[HopNo] = items(list, 0, 100)
+    cross_pairs: int = num(0, 0, 1000)
+    cross_rtt_ms: Optional[float] = num(None, 0, 20000, unit="ms")
+    access_rate_mbit: Optional[float] = num(None, 0, 100000, above=True, unit="Mbit/s")
+    #: receivers' advertised-window clamp in segments (the senders' max window)
+    window_segs: Optional[int] = num(None, 1, 1000000, unit="segments")
+    #: the hosts' initial congestion window in segments (route initcwnd; Linux's
+    #: default is 10, RFC 6928; ns-2's of Weigle's runs was 2)
+    init_cwnd_segs: Optional[int] = num(None, 1, 1000, unit="segments")
+    mtu: int = num(1500, 576, 9000, unit="bytes")
+    #: what the links' rates count: "frame" (Ethernet frames, as a real
+    #: link does) or "ip" (IP packets, as ns-2's links do: a size table
+    #: takes the 14-byte Ethernet header off each packet; docs/testbed.md)
+    rate_counts: str = "frame"
+    offloads: bool = False
+    #: core links whose queues are sampled ("r0r1", "r4r5-rev", "lr"); empty: all
+    measure: List[str] = Field(default_factory=list)
+
+
+@dataclass(config=MODEL)
+class AqmSpec:
+    """Parameters of the queue disciplines (see :class:`~.qdisc.QueueSpec`)."""
+
+    red_min_pkts: Optional[float] = num(None, 0, 1000000, above=True, unit="packets")
+    red_max_pkts: Optional[float] = num(None, 0, 1000000, above=True, unit="packets")
+    red_max_p: float = num(0.10, 0, 1, above=True)
+    target_ms: float = num(5.0, 0, 10000, above=True, unit="ms")
+
+
+@dataclass(config=MODEL)
+class CbrSpec:
+    """Constant-bit-rate UDP flows (voice calls), pair i -> its receiver."""
+
+    pairs: List[PairNo] = items(list, 1, 10000)
+    rate_kbit: float = num(64.0, 1, 10000000, unit="kbit/s")
+    pkt_bytes: int = num(200, 24, 65000, unit="bytes")
+
+
+@dataclass(config=MODEL)
+class TrafficSpec:
+    #: one bulk flow per end-to-end pair, forward (sender side -> receiver side)
+    bulk_fwd: bool = True
+    #: one bulk flow per pair in the reverse direction (two-way traffic)
+    bulk_rev: bool = False
+    #: bulk flows per pair and direction (many flows between the same two hosts)
+    flows_per_pair: int = num(1, 1, 1000)
+    #: pairs (1-based) whose reverse flows run; empty: all (with bulk_rev)
+    rev_pairs: List[PairNo] = items(list, 1, 10000)
+    #: reverse-path load: bulk flows of the case's algorithm... or this one
+    rev_cc: str = ""
+    #: one bulk flow per cross-traffic pair
+    cross: bool = True
+    #: algorithm of every forward flow but the first, and of the cross traffic
+    #: ("" = the case's own): one flow of the case's algorithm among flows of this one
+    minority_of: str = ""
+    #: HTTP/1.0 load in % of the bottleneck; responses flow forward
+    http_load_pct: float = num(0.0, 0, 200, unit="% of rate_mbit")
+    #: how many pairs carry the HTTP load (PackMime "clouds")
+    http_pairs: int = num(5, 1, 10000)
+    #: who serves the responses: "nginx" (files of the sampled sizes) or
+    #: "asyncio" (the server of traffic/http/server.py)
+    http_server: str = "nginx"
+    cbr: Optional[CbrSpec] = None
+    #: flows start this far apart (s); 0 = all at t=0 as in Weigle
+    stagger_s: float = num(0.0, 0, 86400, unit="s")
+    #: each bulk and CBR flow starts up to this much later (s), uniformly at
+    #: random from the case's seed (so the repetitions of a case differ)
+    start_jitter_s: float = num(0.0, 0, 3600, unit="s")
+
+
+SEED_MAX = 2**31 - 1
+#: values of traffic.http_server
+HTTP_SERVERS = ("nginx", "asyncio")
+
+#: values of the modules' "variant" parameter (kmod/core/flow.h)
+VARIANTS = ("best", "paper")
+
+
+@dataclass(config=MODEL)
+class Scenario:
+    name: str
+    description: str = ""
+    source: str = ""
+    cc: List[str] = items(lambda: ["reno", "cubic"], min_length=1)
+    aqm: List[str] = items(lambda: ["droptail"], min_length=1)
+    duration_s: float = num(60.0, 1, 86400, unit="s")
+    warmup_s: float = num(10.0, 0, 86400, unit="s")
+    seed: int = num(1, 0, SEED_MAX)
+    #: run every case this many times, with seeds seed, seed + 1, ...: the
+    #: summary gives each metric's mean and 95% confidence interval
+    repeat: int = num(1, 1, 1000)
+    #: the version of sync and mixreact the cases run (their "variant"
+    #: module parameter): "best", or "paper" for the dissertation's algorithm
+    variant: str = "best"
+    #: tcpdump the first flow's headers at its sender (CASE/f01.pcap) and put
+    #: its loss-delay correlation (CIM, LCDC on RTT and OTT) in the result
+    capture: bool = False
+    topology: TopologySpec = Field(default_factory=TopologySpec)
+    aqm_params: AqmSpec = Field(default_factory=AqmSpec)
+    traffic: TrafficSpec = Field(default_factory=TrafficSpec)
+    #: key -> values; every case runs at each value (see SWEEPABLE)
+    sweep: Dict[str, List[Any]] = Field(default_factory=dict)
+    #: add a large-buffer CUBIC case per sweep value: the platform's ceiling
+    ceiling: bool = False
+    #: highest rate the emulated (TCG) VM forwards reliably; above it cases are skipped
+    tcg_max_rate_mbit: float = num(50.0, 0, 100000, above=True, unit="Mbit/s")
+
+    # -- derived -------------------------------------------------------------
+    def median_rtt_ms(self) -> float:
+        r = sorted(self.topology.rtts_ms)
+        return r[(len(r) - 1) // 2]
+
+    def bdp_pkts(self, rate_mbit: Optional[float] = None) -> float:
+        rate = rate_mbit if rate_mbit is not None else self.topology.rate_mbit
+        return rate * 1e6 / 8 * self.median_rtt_ms() / 1e3 / self.topology.mtu
+
+    def queue_pkts(self, rate_mbit: Optional[float] = None) -> int:
+        t = self.topology
+        if t.queue_bdp is not None:
+            return max(1, round(t.queue_bdp * self.bdp_pkts(rate_mbit)))
+        assert t.queue_pkts is not None
+        return t.queue_pkts
+
+    def queue_spec(self, aqm: str, rate_mbit: Optional[float] = None,
+                   limit: Optional[int] = None) -> QueueSpec:
+        p = self.aqm_params
+        return QueueSpec(kind=aqm, limit_pkts=limit or self.queue_pkts(rate_mbit),
+                         min_pkts=p.red_min_pkts, max_pkts=p.red_max_pkts, max_p=p.red_max_p,
+                         target_ms=p.target_ms, avpkt=self.topology.mtu)
+
+    def validate(self) -> None:
+        """What the models' types and ranges cannot say: names, kinds, keys together."""
+        if not self.name or not all(c.isalnum() or c in "-_." for c in self.name):
+            raise ScenarioError("name must be non-empty: letters, digits, - _ .")
+        t = self.topology
+        if t.kind not in KINDS:
+            raise ScenarioError(f"topology.kind {t.kind!r}: one of {', '.join(KINDS)}")
+        if t.rate_counts not in RATE_COUNTS:
+            raise ScenarioError(f"topology.rate_counts {t.rate_counts!r}: one of "
+                                f"{', '.join(RATE_COUNTS)}")
+        if t.queue_pkts is not None and t.queue_bdp is not None:
+            raise ScenarioError("give one of topology.queue_pkts and topology.queue_bdp, not both")
+        if t.queue_pkts is None and t.queue_bdp is None:
+            t.queue_pkts = 100
+        core = t.link_delay_ms * {"dumbbell": 1, "parking-lot": t.routers - 1,
+                                  "chain": t.hops}[t.kind]
+        if min(t.rtts_ms) < 2 * core:
+            raise ScenarioError(f"topology.rtts_ms: {min(t.rtts_ms):g} ms is below the core's own "
+                                f"RTT of {2 * core:g} ms")
+        for a in self.aqm:
+            if a not in AQMS:
+                raise ScenarioError(f"aqm {a!r}: one of {', '.join(AQMS)}")
+        if self.traffic.http_server not in HTTP_SERVERS:
+            raise ScenarioError(f"traffic.http_server {self.traffic.http_server!r}: one of "
+                                f"{', '.join(HTTP_SERVERS)}")
+        if self.variant not in VARIANTS:
+            raise ScenarioError(f"variant {self.variant!r}: one of {', '.join(VARIANTS)}")
+        if self.seed + self.repeat - 1 > SEED_MAX:
+            raise ScenarioError(f"seed + repeat - 1 must be at most {SEED_MAX}, not "
+                                f"{self.seed + self.repeat - 1}")
+        if not self.warmup_s < self.duration_s:
+            raise ScenarioError(f"warmup_s must be below duration_s ({self.duration_s:g} s), "
+                                f"not {self.warmup_s:g}")
+        for key, values in self.sweep.items():
+            if key not in SWEEPABLE:
+                raise ScenarioError(f"sweep.{key}: sweepable keys are {', '.join(SWEEPABLE)}")
+            if not isinstance(values, list) or not values:
+                raise ScenarioError(f"sweep.{key}: a non-empty list")
+            for v in values:
+                try:
+                    self.at({key: v})
+                except ValidationError as exc:
+                    field = "bulk_rev" if key == "rev_load" else key
+                    cls = TopologySpec if field in ("rate_mbit", "queue_pkts") else TrafficSpec
+                    raise ScenarioError(sweep_error(cls, field, key, exc)) from None
+        tr = self.traffic
+        loads = [tr.http_load_pct, *self.sweep.get("http_load_pct", [])]
+        if any(loads) and not 1 <= tr.http_pairs <= len(t.rtts_ms):
+            raise ScenarioError(f"traffic.http_pairs must be from 1 to {len(t.rtts_ms)} "
+                                f"(the number of pairs), not {tr.http_pairs}")
+        self.cases()            # every case's queue can be built
+
+    # -- cases ---------------------------------------------------------------------
+    def cases(self, ccs: Optional[List[str]] = None, aqms: Optional[List[str]] = None) -> List["Case"]:
+        """Every (sweep point, algorithm, queue) of the scenario, in run order."""
+        keys = list(self.sweep)
+        points = list(itertools.product(*(self.sweep[k] for k in keys))) or [()]
+        out = []
+        # seeds outermost: a run stopped early has whole repetitions
+        for seed, point in itertools.product(self.seeds(), points):
+            sc = replace(self.at(dict(zip(keys, point))), seed=seed)
+            suffix = "".join(f"-{_short(k)}{_fmt(v)}" for k, v in zip(keys, point))
+            rep = f"-s{seed}" if self.repeat > 1 else ""
+            if self.ceiling and seed == self.seed:      # the platform's, once per point
+                big = max(sc.queue_pkts(), math.ceil(4 * sc.bdp_pkts()), 100)
+                out.append(Case(f"cubic-ceiling{suffix}", "cubic", "ceiling", sc,
+                                dict(zip(keys, point)), queue_limit=big))
+            for aqm in aqms or self.aqm:
+                for cc in ccs or self.cc:
+                    out.append(Case(f"{cc}-{aqm}{suffix}{rep}", cc, aqm, sc,
+                                    dict(zip(keys, point)), group=f"{cc}-{aqm}{suffix}"))
+        # also the queues asked for by name (run --aqm), not only the validated ones
+        for case in out:
+            rate = case.scenario.topology.rate_mbit
+            try:
+                case.scenario.queue_spec(case.aqm if case.aqm != "ceiling" else "droptail",
+                                         rate, limit=case.queue_limit).tc_args(rate)
+            except QdiscError as exc:
+                raise ScenarioError(f"case {case.id}: {exc}") from exc
+        return out
+
+    def seeds(self) -> List[int]:
+        """The seeds of a case's repetitions: ``seed`` .. ``seed + repeat - 1``."""
+        return list(range(self.seed, self.seed + self.repeat))
+
+    def at(self, point: Dict[str, Any]) -> "Scenario":
+        """This scenario with the sweep keys set to ``point``'s values."""
+        topo, traffic = self.topology, self.traffic
+        for k, v in point.items():
+            if k in ("rate_mbit", "queue_pkts"):
+                topo = replace(topo, **{k: v, **({"queue_bdp": None} if k == "queue_pkts" else {})})
+            elif k == "http_load_pct":
+                traffic = replace(traffic, http_load_pct=v)
+            elif k in ("bulk_rev", "rev_load"):     # rev_load: another name of bulk_rev
+                traffic = replace(traffic, bulk_rev=v)
+            elif k == "flows_per_pair":
+                traffic = replace(traffic, flows_per_pair=v)
+            elif k == "cbr_calls":      # CBR flows on pairs 1..v ([traffic.cbr]'s rate and size)
+                if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= len(topo.rtts_ms):
+                    raise ScenarioError(f"sweep.cbr_calls values must each be a whole number "
+                                        f"from 0 to {len(topo.rtts_ms)} (the number of pairs), "
+                                        f"not {shown(v)}")
+                cbr = replace(traffic.cbr or CbrSpec(), pairs=list(range(1, v + 1)))
+                traffic = replace(traffic, cbr=cbr if v else None)
+        return replace(self, topology=topo, traffic=traffic, sweep={})
+
+    def as_dict(self) -> Dict[str, Any]:
+        return asdict(self)
+
+
+@dataclasses.dataclass
+class Case:
+    id: str
+    cc: str
+    aqm: str
+    scenario: Scenario
+    point: Dict[str, Any]
+    queue_limit: Optional[int] = None
+    #: the case's id without its seed: what its repetitions share ("" = id)
+    group: str = ""
+
+    def __post_init__(self) -> None:
+        self.group = self.group or self.id
+
+    @property
+    def seed(self) -> int:
+        return self.scenario.seed
+
+
+def _short(key: str) -> str:
+    return {"rate_mbit": "rate", "queue_pkts": "q", "http_load_pct": "load",
+            "bulk_rev": "rev", "rev_load": "rev", "flows_per_pair": "flows",
+            "cbr_calls": "calls"}.get(key, key)
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, bool):
+        return "on" if v else "off"
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
