@@ -1075,6 +1075,36 @@ def test_variant_is_set_for_the_projects_algorithms_and_refused_when_missing(tmp
         kernel.set_variant("mixreact", "paper", sys_root=tmp_path)
 
 
+def test_module_params_are_set_for_the_case_and_restored(tmp_path: Path) -> None:
+    params = tmp_path / "module" / "tcp_sync" / "parameters"
+    params.mkdir(parents=True)
+    (params / "thresh_pct").write_text("50\n")
+    (params / "source").write_text("auto\n")
+    before = kernel.set_module_params("sync", {"thresh_pct": 25, "source": "rtt"},
+                                      sys_root=tmp_path)
+    assert before == {"thresh_pct": "50", "source": "auto"}
+    assert (params / "thresh_pct").read_text() == "25"
+    kernel.restore_module_params("sync", before, sys_root=tmp_path)
+    assert (params / "thresh_pct").read_text() == "50" and (params / "source").read_text() == "auto"
+    # an unknown parameter: a one-line error naming it, and nothing left changed
+    with pytest.raises(RunError, match=r"module_params.sync.nosuch: the loaded tcp_sync has no"):
+        kernel.set_module_params("sync", {"thresh_pct": 30, "nosuch": 1}, sys_root=tmp_path)
+    assert (params / "thresh_pct").read_text() == "50"
+    with pytest.raises(RunError, match="not one of this project's modules"):
+        kernel.set_module_params("cubic", {"beta": 1}, sys_root=tmp_path)
+
+
+def test_scenario_module_params_name_this_projects_modules() -> None:
+    sc = from_dict({"name": "v", "module_params": {"sync": {"thresh_pct": 25}}})
+    assert sc.module_params == {"sync": {"thresh_pct": 25}}
+    with pytest.raises(ScenarioError, match="module_params.cubic: parameters are for this"):
+        from_dict({"name": "v", "module_params": {"cubic": {"beta": 1}}})
+    with pytest.raises(ScenarioError, match="module_params.sync.variant: set it with"):
+        from_dict({"name": "v", "module_params": {"sync": {"variant": "paper"}}})
+    with pytest.raises(ScenarioError, match="module_params.sync.a b"):
+        from_dict({"name": "v", "module_params": {"sync": {"a b": 1}}})
+
+
 def test_scenario_variant_is_best_or_paper() -> None:
     assert from_dict({"name": "v"}).variant == "best"
     assert from_dict({"name": "v", "variant": "paper"}).variant == "paper"

@@ -39,7 +39,8 @@ from ..platform.helpers import flowgen_path, qsampler_path
 from ..scenario import Case
 from .collect import collect, measured_links, read_text, save_qdiscs
 from .errors import RunError
-from .kernel import ensure_cc, set_variant
+from .kernel import (ensure_cc, module_info, restore_module_params, set_module_params,
+                     set_variant)
 from .scripts import (FLOWGEN_CONF, FLOWGEN_LOG, FLOWGEN_OUT, FLOWGEN_STATUS, QSAMPLER_LOG,
                       QSAMPLER_STATUS, TAIL_S, background_script, capture_line, client_count,
                       clients_script, flowgen_config, nginx_setup, qsampler_line, servers_script)
@@ -80,22 +81,30 @@ class CaseRun:
         self.diag: Optional[subprocess.Popen] = None
         self.barrier = Path("/nonexistent")
         self.wall0 = time.time()
+        self.modules: Optional[Dict[str, Any]] = None
 
     def run(self) -> Dict[str, Any]:
         case = self.case
         self.dir.mkdir(parents=True, exist_ok=True)
         restore: Dict[str, str] = {}
-        for cc in case_ccs(case):
-            ensure_cc(cc)
-            before = set_variant(cc, case.scenario.variant)
-            if before is not None and before != case.scenario.variant:
-                restore[cc] = before
+        params_before: Dict[str, Dict[str, str]] = {}
         try:
+            for cc in case_ccs(case):
+                ensure_cc(cc)
+                before = set_variant(cc, case.scenario.variant)
+                if before is not None and before != case.scenario.variant:
+                    restore[cc] = before
+                if cc in case.scenario.module_params:
+                    params_before[cc] = set_module_params(cc, case.scenario.module_params[cc])
+            #: the modules as the case ran them (version, parameters): host.json
+            self.modules = module_info()
             return self._run_case(case)
         finally:
             for cc, before in restore.items():     # a native host keeps its own setting
                 with contextlib.suppress(RunError):
                     set_variant(cc, before)
+            for cc, old in params_before.items():
+                restore_module_params(cc, old)
 
     def _run_case(self, case: Case) -> Dict[str, Any]:
         topo = self.build_topology(case, self.prefix)

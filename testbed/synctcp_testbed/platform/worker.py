@@ -48,8 +48,9 @@ def run_cases(rundir: Path, ids: Sequence[str], capture: bool = False,
 
         def log(msg: str) -> None:
             print(f"{time.monotonic() - started:7.1f} {msg}", file=sys.stderr, flush=True)
+        run = CaseRun(cases[cid], cdir, log=log, capture=capture, backend=backend)
         try:
-            res = CaseRun(cases[cid], cdir, log=log, capture=capture, backend=backend).run()
+            res = run.run()
         except (RunError, TopologyError, OSError) as exc:
             (cdir / "error.txt").write_text(f"{exc}\n")
             print(f"{cid}: {exc}", file=sys.stderr, flush=True)
@@ -57,7 +58,8 @@ def run_cases(rundir: Path, ids: Sequence[str], capture: bool = False,
             continue
         (cdir / "host.json").write_text(json.dumps(
             {"kernel": platform.release(), "platform": os.environ.get("SYNCTCP_PLATFORM")
-             or os.environ.get("SYNCTCP_ACCEL") or "native", "modules": module_info(),
+             or os.environ.get("SYNCTCP_ACCEL") or "native",
+             "modules": getattr(run, "modules", None) or module_info(),
              "case_s": round(time.monotonic() - started, 3)}, indent=1) + "\n")
         tmp = cdir / "result.json.tmp"
         tmp.write_text(json.dumps(res, indent=1) + "\n")

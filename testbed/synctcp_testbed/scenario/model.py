@@ -14,10 +14,12 @@ import dataclasses
 import itertools
 import math
 from dataclasses import asdict, replace
-from typing import Annotated, Any, Dict, List, Optional
+from typing import Annotated, Any, Dict, List, Optional, Union
 
 from pydantic import ConfigDict, Field, ValidationError
 from pydantic.dataclasses import dataclass
+
+from synctcp.modctl import CC_MODULES
 
 from ..network.qdisc import AQMS, QdiscError, QueueSpec
 from .keys import items, num, shown, sweep_error
@@ -135,6 +137,8 @@ HTTP_SERVERS = ("nginx", "asyncio")
 
 #: values of the modules' "variant" parameter (kmod/core/flow.h)
 VARIANTS = ("best", "paper")
+#: the algorithms whose modules this project builds (module_params)
+PROJECT_CCS = tuple(CC_MODULES)
 
 
 @dataclass(config=MODEL)
@@ -153,6 +157,10 @@ class Scenario:
     #: the version of sync and mixreact the cases run (their "variant"
     #: module parameter): "best", or "paper" for the dissertation's algorithm
     variant: str = "best"
+    #: module parameters for the cases, per algorithm of this project, e.g.
+    #: {"sync": {"thresh_pct": 25}}: set before each case and restored after
+    #: (the run's meta.json records every loaded module's parameters)
+    module_params: Dict[str, Dict[str, Union[int, str]]] = Field(default_factory=dict)
     #: tcpdump the first flow's headers at its sender (CASE/f01.pcap) and put
     #: its loss-delay correlation (CIM, LCDC on RTT and OTT) in the result
     capture: bool = False
@@ -216,6 +224,17 @@ class Scenario:
                                 f"{', '.join(HTTP_SERVERS)}")
         if self.variant not in VARIANTS:
             raise ScenarioError(f"variant {self.variant!r}: one of {', '.join(VARIANTS)}")
+        for cc, params in self.module_params.items():
+            if cc not in PROJECT_CCS:
+                raise ScenarioError(f"module_params.{cc}: parameters are for this project's "
+                                    f"modules: {', '.join(PROJECT_CCS)}")
+            for name, value in params.items():
+                if name == "variant":
+                    raise ScenarioError(f"module_params.{cc}.variant: set it with the scenario's "
+                                        f"variant key")
+                if not name.isidentifier() or not str(value).strip() or "\n" in str(value):
+                    raise ScenarioError(f"module_params.{cc}.{name}: a parameter name and a "
+                                        f"one-line value")
         if self.seed + self.repeat - 1 > SEED_MAX:
             raise ScenarioError(f"seed + repeat - 1 must be at most {SEED_MAX}, not "
                                 f"{self.seed + self.repeat - 1}")
