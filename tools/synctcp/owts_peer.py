@@ -354,6 +354,10 @@ class FakePeer:
         self.server_wscale: Optional[int] = None
         self.received: List[Segment] = []
         self.arp_replies = 0
+        # scapy's first import takes seconds (tens under TCG): paid here, not
+        # while a kernel waits for our ARP reply or SYN-ACK
+        import scapy.layers.inet  # noqa: F401
+        import scapy.layers.l2  # noqa: F401
         self.fin_received = False
         self._ip_id = random.getrandbits(16)
 
