@@ -25,8 +25,10 @@ if ! { make -s -C "$src" O="$build" CC="ccache gcc" -j"$(nproc)" prepare &&
 fi
 kmod=$(dirname "$build")/kmod
 rm -rf "$kmod" && mkdir -p "$kmod"
-cp -r "$here/../kmod/Kbuild" "$here/../kmod/core" "$here"/../kmod/*.c "$kmod/"
-rm -f "$kmod"/core/*.o
+# kmod/'s sources: Kbuild, the *_main.c, core/, glue/, parts/
+(cd "$here/../kmod" && tar --exclude=./build --exclude=./tests --exclude='*.o' \
+	--exclude='*.ko' --exclude='*.mod' --exclude='*.mod.c' --exclude='*.cmd' \
+	--exclude=modules.order --exclude=Module.symvers -cf - .) | tar -C "$kmod" -xf -
 if ! { make -s -C "$src" O="$build" CC="ccache gcc" -j"$(nproc)" modules_prepare &&
 	make -C "$build" M="$kmod" CC="ccache gcc" KBUILD_MODPOST_WARN=1 W=1 modules; } \
 	>>"$log" 2>&1 || [ ! -f "$kmod/tcp_sync.ko" ]; then

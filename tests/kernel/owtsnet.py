@@ -12,7 +12,7 @@ from __future__ import annotations
 import socket
 import threading
 from dataclasses import dataclass, field
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, Tuple
 
 import pytest
 
@@ -77,12 +77,14 @@ def owts_net() -> Iterator[OwtsNet]:
 @dataclass
 class Server:
     """A kernel listener at ``addr:port`` in namespace ``ns`` that reads one connection
-    to EOF, counting the bytes (``got``) and, with ``keep``, keeping them (``data``)."""
+    to EOF, counting the bytes (``got``) and, with ``keep``, keeping them (``data``).
+    ``sockopts`` (level, name, value) are set on the listener before it listens."""
 
     ns: str
     addr: str
     port: int
     keep: bool = True
+    sockopts: Tuple[Tuple[int, int, int], ...] = ()
     got: int = 0
     data: bytearray = field(default_factory=bytearray)
     error: Optional[str] = None
@@ -92,6 +94,8 @@ class Server:
         with in_netns(self.ns):
             self.lsock = socket.socket()
         self.lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        for level, name, value in self.sockopts:
+            self.lsock.setsockopt(level, name, value)
         self.lsock.bind((self.addr, self.port))
         self.lsock.listen(1)
         # generous: on a real-time VM (TCG) of a busy host the peer can take

@@ -19,7 +19,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterator
+from typing import Any, Dict, Iterator
 
 import pytest
 
@@ -92,9 +92,10 @@ def pair() -> Iterator[Pair]:
         del_netns(A_NS, B_NS)
 
 
-def sink(pair: Pair, port: int) -> Server:
-    """A server in B that reads one connection on ``port`` to EOF, counting bytes."""
-    return Server(pair.b, pair.b_ip, port, keep=False).start()
+def sink(pair: Pair, port: int, **kw: Any) -> Server:
+    """A server in B that reads one connection on ``port`` to EOF, counting bytes
+    (``kw``: more fields of :class:`owtsnet.Server`)."""
+    return Server(pair.b, pair.b_ip, port, keep=False, **kw).start()
 
 
 @pytest.fixture(scope="session")

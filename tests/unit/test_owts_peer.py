@@ -15,8 +15,8 @@ pytest.importorskip("scapy", reason="the fake peer builds frames with scapy (mak
 
 from synctcp import owts  # noqa: E402
 from synctcp.owts_peer import (ACK, FIN, MALFORMED, PSH, RST, SYN, FakePeer, PeerError,  # noqa: E402
-                               build_frame, flags_of, opt_bad_length, opt_truncated, owts_option,
-                               pad4, parse_frame, syn_options, ts_option)
+                               build_frame, find_option, flags_of, opt_bad_length, opt_truncated,
+                               owts_option, pad4, parse_frame, syn_options, tfo_option, ts_option)
 from synctcp.pcap import LINKTYPE_ETHERNET, decode_frame, parse_tcp_options  # noqa: E402
 
 PEER_MAC, SRV_MAC = "02:00:00:00:00:02", "02:00:00:00:00:01"
@@ -232,3 +232,67 @@ def test_segment_too_big_is_refused() -> None:
     with pytest.raises(PeerError, match="do not fit"):
         peer.send(bytes(1500))
     peer.close(rst=True)
+
+
+def test_fast_open_option_builder_and_finder() -> None:
+    assert tfo_option() == b"\x22\x02"
+    assert tfo_option(b"12345678") == b"\x22\x0a12345678"
+    opts = syn_options(1460, True, (1, 2), 7, None) + b"\x01\x01" + tfo_option(b"abcdefgh")
+    assert find_option(opts, 34) == b"abcdefgh"
+    assert find_option(opts, 2) == b"\x05\xb4"
+    assert find_option(opts, 253) is None
+    assert find_option(b"\x22\x0a\x00", 34) is None           # runs past the end
+    with pytest.raises(ValueError):
+        tfo_option(bytes(17))
+
+
+def test_data_on_the_syn_counts_as_sent_only_when_acknowledged() -> None:
+    srv = ScriptedServer()                  # acknowledges the SYN only
+    peer = make_peer(srv)
+    opts = syn_options(1460, True, (peer.tsval(), 0), 7, None) + b"\x01\x01" + tfo_option(b"c" * 8)
+    peer.connect(owts=False, syn_options=opts, syn_data=b"early")
+    syn = parse_frame(srv.sent[0])
+    assert syn.payload == b"early" and find_option(syn.options, 34) == b"c" * 8
+    assert peer.snd_nxt == (peer.iss + 1) % (1 << 32)
+    peer.close(rst=True)
+
+
+class ScriptedClient(ScriptedServer):
+    """A fake AF_PACKET socket with a kernel-like client behind it: its SYN (with
+    ``syn_opts``) is waiting; it answers the SYN-ACK with an ACK and data."""
+
+    def __init__(self, syn_opts: bytes) -> None:
+        super().__init__()
+        self.peer_port = 5600
+        self._reply(7000, 0, SYN, syn_opts)
+
+    def send(self, frame: bytes) -> int:
+        self.sent.append(frame)
+        seg = parse_frame(frame)
+        if seg is not None and seg.flags == SYN | ACK:
+            self._reply(7001, seg.seq + 1, ACK | PSH, b"")
+        return len(frame)
+
+    def _reply(self, seq: int, ack: int, flags: int, opts: bytes = b"", own: bool = False) -> None:
+        f = build_frame(SRV_MAC, PEER_MAC, SRV_IP, PEER_IP, 40000, self.peer_port, seq, ack, flags,
+                        500, opts)
+        self.inbox.append((f, ("veth", 0x800, 0, 1, b"")))
+
+
+def test_accept_answers_a_syn_with_an_option_it_did_not_offer() -> None:
+    cli = ScriptedClient(syn_options(1460, True, (42, 0), 7, None))
+    peer = FakePeer("veth-p", PEER_IP, PEER_MAC, SRV_IP, SRV_MAC, 0, sport=5600,
+                    sock=cli)  # type: ignore
+    syn = peer.accept(owts=True)
+    assert syn.seq == 7000 and peer.dport == 40000 and not peer.owts_offered
+    synack = parse_frame(cli.sent[0])
+    assert synack.flags == SYN | ACK and synack.ack == 7001 and synack.dport == 40000
+    assert synack.opts.owts is not None and synack.opts.ts[1] == 42 and synack.opts.wscale == 7
+    assert peer.owts_negotiated and peer.ts_ok and peer.rcv_nxt == 7001
+    assert peer.pump(0.05)[0].flags == ACK | PSH               # the client's ACK reaches us
+    with pytest.raises(PeerError, match="already connected"):
+        peer.accept()
+    quiet = FakePeer("veth-p", PEER_IP, PEER_MAC, SRV_IP, SRV_MAC, 0, sport=5601,
+                     sock=ScriptedServer())  # type: ignore
+    with pytest.raises(PeerError, match="no SYN"):
+        quiet.accept(timeout=0.05)

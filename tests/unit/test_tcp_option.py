@@ -72,9 +72,19 @@ def test_both_series_add_the_same_code() -> None:
     assert pieces("6.1") == pieces("7.2")
     for needle in ('"tcp_owts"', '"TCPOWTSIn"', '"TCPOWTSOut"', '"TCPOWTSRejected"',
                    "TCP_OWTS_API", "tcp_owts_fwd_ott", "tcp_owts_rev_ott",
-                   "tcp_owts_set_option", "tcp_parse_owts_option", "tcp_owts_reject"):
+                   "tcp_owts_set_option", "tcp_parse_owts_option", "tcp_owts_reject",
+                   "tcp_owts_wanted", "syn_owts", "owts_asked"):
         for series in SERIES:
             assert needle in added(series), (series, needle)
+
+
+def test_socket_option_number_is_the_one_the_tests_use() -> None:
+    """TCP_OWTS has the same number in both series (user space passes it as a
+    number) and tests/owts passes that number."""
+    numbers = {s: re.findall(r"^#define TCP_OWTS\s+(\d+)", added(s), re.M) for s in SERIES}
+    assert numbers["6.1"] == numbers["7.2"] and len(numbers["6.1"]) == 1, numbers
+    test = (ROOT / "tests" / "owts" / "test_owts_negotiation.py").read_text()
+    assert re.search(rf"^TCP_OWTS = {numbers['6.1'][0]}$", test, re.M)
 
 
 def test_the_modules_use_the_accessors_the_series_defines() -> None:

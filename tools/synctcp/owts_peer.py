@@ -29,10 +29,16 @@ API::
     peer.received                               # every server segment so far (Segment)
 
 - ``connect(owts, timestamps=True, sack=True, wscale=7, mss=1460,
-  syn_options=None, ack_options=None)`` returns the SYN-ACK (:class:`Segment`) and sends the
-  handshake ACK.  ``syn_options`` (raw bytes) replaces the SYN's whole
-  option list.  ``peer.owts_negotiated`` tells whether the SYN-ACK carried
-  the option too.
+  syn_options=None, ack_options=None, syn_data=b"")`` returns the SYN-ACK (:class:`Segment`)
+  and sends the handshake ACK.  ``syn_options`` (raw bytes) replaces the SYN's whole
+  option list; ``syn_data`` rides on the SYN (Fast Open: put a cookie,
+  :func:`tfo_option`, in ``syn_options``).  ``peer.owts_negotiated`` tells whether the
+  SYN-ACK carried the option too.
+- ``accept(owts, extra_options=b"", on_syn=None)``: the passive side, to play a
+  server towards a kernel client.  Construct the peer with ``dport=0`` (learnt from
+  the SYN) and ``sport`` = the port to listen on; returns the client's SYN after
+  answering it with a SYN-ACK.  With ``owts`` the SYN-ACK carries the option whether
+  or not the SYN offered it (a server that answers an offer never made).
 - ``send(data, options=None, flags="PA", timeout=3.0)``: one segment of
   ``data`` at ``snd_nxt``.  Its option list is RFC 7323 TS (when
   negotiated, 12 bytes, always first) followed by ``options``, each raw
@@ -46,7 +52,8 @@ API::
 - ``ts_hz``: the rate of the peer's TS clock (default 1 kHz, Linux's), to
   play a receiver whose TSvals run at another rate.
 - Option builders (bytes, no network): :func:`ts_option`,
-  :func:`owts_option`, and the malformed cases :data:`MALFORMED` (name →
+  :func:`owts_option`, :func:`tfo_option` (RFC 7413 cookie or cookie request; read one
+  with :func:`find_option`), and the malformed cases :data:`MALFORMED` (name →
   builder): ``bad-length-10``, ``bad-length-14``, ``truncated``,
   ``repeated``, ``absurd-tsval-plus-1h``, ``absurd-tsval-minus-1h``,
   ``absurd-ott``.  The two connection-level cases, "option on the SYN
@@ -79,6 +86,7 @@ ETH_P_ALL, ETH_P_IP, ETH_P_ARP = 0x0003, 0x0800, 0x0806
 PACKET_OUTGOING = 4
 CLONE_NEWNET = 0x40000000
 FIN, SYN, RST, PSH, ACK = 0x01, 0x02, 0x04, 0x08, 0x10
+TCPOPT_FASTOPEN = 34
 _FLAG_BITS = {"F": FIN, "S": SYN, "R": RST, "P": PSH, "A": ACK}
 MOD = 1 << 32
 MTU = 1500
@@ -93,6 +101,31 @@ class PeerError(RuntimeError):
 def ts_option(tsval: int, tsecr: int) -> bytes:
     """NOP, NOP, RFC 7323 timestamps: 12 bytes."""
     return b"\x01\x01\x08\x0a" + struct.pack("!II", tsval % MOD, tsecr % MOD)
+
+
+def tfo_option(cookie: bytes = b"") -> bytes:
+    """A Fast Open option (kind 34, RFC 7413): ``cookie``, or a cookie request (empty)."""
+    if len(cookie) > 16:
+        raise ValueError(f"a Fast Open cookie has at most 16 bytes, not {len(cookie)}")
+    return bytes((TCPOPT_FASTOPEN, 2 + len(cookie))) + cookie
+
+
+def find_option(options: bytes, kind: int) -> Optional[bytes]:
+    """The body (after kind and length) of the first option ``kind`` in a raw
+    option list; None without one, or when the list does not parse that far."""
+    i = 0
+    for _ in range(len(options)):             # bounded: every step moves i forward
+        if i >= len(options) or options[i] == 0:
+            return None
+        if options[i] == 1:
+            i += 1
+            continue
+        if i + 1 >= len(options) or options[i + 1] < 2 or i + options[i + 1] > len(options):
+            return None
+        if options[i] == kind:
+            return options[i + 2:i + options[i + 1]]
+        i += options[i + 1]
+    return None
 
 
 def now_tsval() -> int:
@@ -321,6 +354,10 @@ class FakePeer:
         self.server_wscale: Optional[int] = None
         self.received: List[Segment] = []
         self.arp_replies = 0
+        # scapy's first import takes seconds (tens under TCG): paid here, not
+        # while a kernel waits for our ARP reply or SYN-ACK
+        import scapy.layers.inet  # noqa: F401
+        import scapy.layers.l2  # noqa: F401
         self.fin_received = False
         self._ip_id = random.getrandbits(16)
 
@@ -341,7 +378,8 @@ class FakePeer:
         self.sock.send(frame)
 
     def _mine(self, seg: Segment) -> bool:
-        return (seg.src == self.dst_ip and seg.sport == self.dport and seg.dst == self.src_ip
+        return (seg.src == self.dst_ip and seg.sport == (self.dport or seg.sport)
+                and seg.dst == self.src_ip
                 and seg.dport == self.sport)
 
     def _handle(self, frame: bytes, t: float) -> Optional[Segment]:
@@ -414,11 +452,14 @@ class FakePeer:
     def connect(self, owts: bool = True, timestamps: bool = True, sack: bool = True,
                 wscale: Optional[int] = 7, mss: Optional[int] = 1460,
                 syn_options: Optional[bytes] = None, timeout: float = 3.0,
-                tries: int = 3, ack_options: Optional[Sequence[bytes]] = None) -> Segment:
+                tries: int = 3, ack_options: Optional[Sequence[bytes]] = None,
+                syn_data: bytes = b"") -> Segment:
         """Handshake; returns the SYN-ACK.  Raises PeerError without one (or on a RST).
 
         ``ack_options`` (raw bytes after the timestamps) for the handshake's
         ACK; None: the defaults of :meth:`send` (OWTS when negotiated).
+        ``syn_data`` is sent on the SYN; data the SYN-ACK does not acknowledge
+        count as not sent (send them again).
         """
         if self.irs is not None:
             raise PeerError("already connected")
@@ -428,7 +469,7 @@ class FakePeer:
             owts_option(None) if owts else None)
         synack: Optional[Segment] = None
         for _ in range(max(1, tries)):
-            self.send_raw(self._frame(SYN, pad4(opts), seq=self.iss))
+            self.send_raw(self._frame(SYN, pad4(opts), syn_data, seq=self.iss))
             got = self._recv_until(lambda s: s.has(SYN) or s.has(RST), timeout)
             ends = [s for s in got if s.has(SYN) or s.has(RST)]
             if ends:
@@ -436,17 +477,54 @@ class FakePeer:
                 break
         if synack is None:
             raise PeerError(f"no SYN-ACK from {self.dst_ip}:{self.dport} in {tries} tries")
-        if synack.has(RST) or not synack.has(ACK) or synack.ack != (self.iss + 1) % MOD:
+        acked = (synack.ack - self.iss - 1) % MOD
+        if synack.has(RST) or not synack.has(ACK) or acked not in (0, len(syn_data)):
             raise PeerError(f"handshake refused: flags 0x{synack.flags:02x} ack {synack.ack}")
         self.irs = synack.seq
         self.rcv_nxt = (synack.seq + 1) % MOD
-        self.snd_nxt = self.snd_una = (self.iss + 1) % MOD
+        self.snd_nxt = self.snd_una = (self.iss + 1 + acked) % MOD
         self.ts_ok = synack.opts.ts is not None and (timestamps or syn_options is not None)
         self.owts_negotiated = owts and synack.opts.owts is not None
         self.server_mss = synack.opts.mss
         self.server_wscale = synack.opts.wscale
         self._send_ack(ack_options)
         return synack
+
+    def accept(self, owts: bool = True, extra_options: bytes = b"", timeout: float = 5.0,
+               on_syn: Optional[Callable[[Segment], None]] = None) -> Segment:
+        """Passive open: wait for a SYN from ``dst_ip`` to our ``sport``, answer it.
+
+        The SYN-ACK acknowledges the SYN and any data on it.  Its options:
+        Linux's order for what the SYN offered (MSS, SACK-perm/TS, WS), then
+        ``extra_options`` (raw bytes, e.g. NOP, NOP, :func:`tfo_option`) and,
+        with ``owts``, an OWTS option whether or not the SYN offered one (at
+        most 40 bytes in all).  ``dport`` (0 at construction) is
+        the client's port from then on.  ``on_syn(syn)``, if given, runs
+        before the SYN-ACK goes out (to change a setting in between).  Returns
+        the SYN; raises PeerError without one within ``timeout``.
+        """
+        if self.irs is not None:
+            raise PeerError("already connected")
+        got = self._recv_until(lambda s: s.has(SYN) and not s.has(ACK), timeout)
+        syns = [s for s in got if s.has(SYN) and not s.has(ACK)]
+        if not syns:
+            raise PeerError(f"no SYN from {self.dst_ip} to port {self.sport} in {timeout} s")
+        syn = syns[-1]
+        if on_syn is not None:
+            on_syn(syn)
+        self.dport = syn.sport
+        self.irs = syn.seq
+        self.rcv_nxt = (syn.seq + 1 + len(syn.payload)) % MOD
+        self.owts_offered = syn.opts.owts is not None
+        self.owts_negotiated = owts
+        self.ts_ok = syn.opts.ts is not None
+        opts = syn_options(1460, syn.opts.sack_permitted,
+                           (self.tsval(), syn.opts.ts[0]) if self.ts_ok else None,
+                           7 if syn.opts.wscale is not None else None, None)
+        opts = pad4(opts + extra_options + (owts_option(None) if owts else b""))
+        self.send_raw(self._frame(SYN | ACK, opts, seq=self.iss))
+        self.snd_nxt = self.snd_una = (self.iss + 1) % MOD
+        return syn
 
     def send(self, data: bytes, options: Optional[Sequence[bytes]] = None, flags: str = "PA",
              timeout: float = 3.0) -> List[Segment]:
