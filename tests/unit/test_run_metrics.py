@@ -426,12 +426,17 @@ def test_correlation_of_a_missing_capture_is_an_error(tmp_path: Path) -> None:
 
 
 def test_capture_writes_through_the_shell_not_tcpdumps_own_open(tmp_path: Path) -> None:
-    topo = type("T", (), {"links": [type("L", (), {"a": "s1", "b": "l"})()],
-                          "dev": lambda self, n, lk: "eth0", "ns": lambda self, n: "x-s1"})()
-    cmd = scripts.capture_line(topo, flow(), tmp_path)      # type: ignore[arg-type]
-    assert f" -c {scripts.CAPTURE_MAX_PACKETS} -w - 'tcp port 5201' > " in cmd
-    assert cmd.endswith("tcpdump.log &")
-    assert f"> {tmp_path / 'f01.pcap'} " in cmd
+    topo = type("T", (), {"links": [type("L", (), {"a": "s1", "b": "l"})(),
+                                    type("L", (), {"a": "r1", "b": "l"})()],
+                          "dev": lambda self, n, lk: "eth0", "ns": lambda self, n: f"x-{n}"})()
+    sender, receiver = scripts.capture_line(topo, flow(), tmp_path).splitlines()  # type: ignore[arg-type]
+    for cmd in (sender, receiver):
+        assert f" -c {scripts.CAPTURE_MAX_PACKETS} -w - 'tcp port 5201' > " in cmd
+    assert sender.startswith("ip netns exec x-s1 ") and sender.endswith("tcpdump.log &")
+    assert f"> {tmp_path / 'f01.pcap'} " in sender
+    assert receiver.startswith("ip netns exec x-r1 ")
+    assert f"> {tmp_path / 'f01-receiver.pcap'} " in receiver
+    assert receiver.endswith("tcpdump-receiver.log &")
 
 
 # ---------------------------------------------------------------------------

@@ -199,14 +199,20 @@ def client_count(plan: Plan) -> int:
 
 
 def capture_line(topo: Topology, flow: Flow, case_dir: Path) -> str:
-    """tcpdump of ``flow``'s headers at its sender (for ``synctcp trace/correlate``)."""
+    """tcpdump of ``flow``'s headers at its sender (for ``synctcp trace/correlate``)
+    and at its receiver (``FLOW-receiver.pcap``: how long the receiver held
+    each ACK after the data it acknowledges arrived)."""
     # tcpdump writes to its standard output, which the shell opens: a
     # file tcpdump opens itself it chowns to its unprivileged user, and
     # on UML's hostfs (the host user nobody) that fails and leaves a
     # capture of its header only
-    link = next(lk for lk in topo.links if flow.src in (lk.a, lk.b))
-    args = ["tcpdump", "-i", topo.dev(flow.src, link), "-s", "128", "-U",
-            "-c", str(CAPTURE_MAX_PACKETS), "-w", "-", f"tcp port {flow.port}"]
-    return (f"ip netns exec {topo.ns(flow.src)} {_q(args)} "
-            f"> {shlex.quote(str(case_dir / f'{flow.id}.pcap'))} "
-            f"2> {shlex.quote(str(case_dir / 'tcpdump.log'))} &")
+    lines = []
+    for node, pcap, log in ((flow.src, f"{flow.id}.pcap", "tcpdump.log"),
+                            (flow.dst, f"{flow.id}-receiver.pcap", "tcpdump-receiver.log")):
+        link = next(lk for lk in topo.links if node in (lk.a, lk.b))
+        args = ["tcpdump", "-i", topo.dev(node, link), "-s", "128", "-U",
+                "-c", str(CAPTURE_MAX_PACKETS), "-w", "-", f"tcp port {flow.port}"]
+        lines.append(f"ip netns exec {topo.ns(node)} {_q(args)} "
+                     f"> {shlex.quote(str(case_dir / pcap))} "
+                     f"2> {shlex.quote(str(case_dir / log))} &")
+    return "\n".join(lines)
