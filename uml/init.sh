@@ -3,11 +3,18 @@
 #
 # PID 1 of a User-Mode Linux instance started by scripts/umlrun:
 #
-#   init=/REPO/uml/init.sh -- RUNDIR
+#   init=/REPO/uml/init.sh -- RUNDIR                  (the host's user space)
+#   init=/usr/lib/synctcp/boot -- /REPO/uml RUNDIR    (an image's)
 #
-# The root filesystem is the host's / through hostfs, read-only.  RUNDIR
-# (written by umlrun) holds:
+# The root filesystem is, through hostfs and read-only, the host's / or an
+# image of uml/build-rootfs.sh, whose /usr/lib/synctcp/boot mounts the
+# repository's uml/ and runs this script as "init.sh RUNDIR image".  On an
+# image the root becomes a tmpfs holding the image's top-level directories
+# (usr, etc, var, opt as read-only bind mounts, its links, empty ones) and
+# the host directories below at their host paths; this script pivots into
+# it.  RUNDIR (written by umlrun) holds:
 #   rw       the directories to mount writable (host paths), one a line
+#   ro       optional: host directories to mount read-only (on an image)
 #   job.sh   the command: cd, exports, exec
 #   kmod     optional: "UMLKO REPOKO" pairs, UML builds bind-mounted over
 #            the repository's Debian .ko files (inside this instance only)
@@ -23,6 +30,7 @@
 # script uses few; it must never busy-wait (simulated time would stop).
 
 run=$1
+rootfs=${2:-host}
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
 ctl=/dev/ttyS2
@@ -41,20 +49,84 @@ poweroff_now() {
 	while :; do sleep 1; done
 }
 
-# read the run directory's lists now: the tmpfs mounts below may hide it
-# (a repository under /tmp) until its writable mount is in place
-rw=$(cat "$run/rw") || fail "cannot read $run/rw"
-mods=
-[ -f "$run/modules" ] && IFS= read -r mods <"$run/modules"
-kmods=
-[ -f "$run/kmod" ] && kmods=$(cat "$run/kmod")
-out_kind=tty err_kind=tty
-[ -f "$run/stdio" ] && read -r out_kind err_kind <"$run/stdio"
-
 mount -n -t proc proc /proc || fail "cannot mount /proc"
+# CONFIG_DEVTMPFS_MOUNT mounts /dev for block-device roots only; an image
+# always gets the kernel's devices, not the image's few static nodes
+if [ "$rootfs" = image ]; then
+	mountpoint -q /dev || mount -n -t devtmpfs devtmpfs /dev || fail "cannot mount /dev"
+elif ! [ -c /dev/null ]; then
+	mount -n -t devtmpfs devtmpfs /dev || fail "cannot mount /dev"
+fi
+
+# read the run directory's lists now: the tmpfs mounts below may hide it
+# (a repository under /tmp) until its writable mount is in place; on an
+# image it is not visible at all before its own mount
+lists=$run
+if [ "$rootfs" = image ]; then
+	lists=/run/rundir
+	mkdir -p "$lists" && mount -n -r -t hostfs -o "$run" hostfs "$lists" ||
+		fail "cannot mount the run directory $run"
+fi
+rw=$(cat "$lists/rw") || fail "cannot read $run/rw"
+ro=
+[ -f "$lists/ro" ] && ro=$(cat "$lists/ro")
+mods=
+[ -f "$lists/modules" ] && IFS= read -r mods <"$lists/modules"
+kmods=
+[ -f "$lists/kmod" ] && kmods=$(cat "$lists/kmod")
+out_kind=tty err_kind=tty
+[ -f "$lists/stdio" ] && read -r out_kind err_kind <"$lists/stdio"
+
+# The host directories, each its own hostfs mount at its host path below
+# $1, writable (rw) or not (ro); mkdir: a directory under /tmp needs its
+# mount point in the new tmpfs.
+mount_host_dirs() {
+	while read -r mode dir; do
+		[ -n "$dir" ] || continue
+		[ -d "$1$dir" ] || mkdir -p "$1$dir" || fail "no mount point for $dir"
+		if [ "$mode" = rw ]; then
+			mount -n -t hostfs -o "$dir" hostfs "$1$dir" || fail "cannot mount $dir writable"
+		else
+			mount -n -r -t hostfs -o "$dir" hostfs "$1$dir" || fail "cannot mount $dir"
+		fi
+	done <<-EOF
+	$(printf '%s\n' "$rw" | sed 's/^/rw /'; printf '%s\n' "$ro" | sed 's/^/ro /')
+	EOF
+}
+
+if [ "$rootfs" = image ]; then
+	umount -n "$lists"
+	new=/mnt
+	mount -n -t tmpfs -o mode=755 root "$new" || fail "cannot mount the new root"
+	for e in /*; do
+		name=${e#/}
+		if [ -L "$e" ]; then
+			ln -s "$(readlink "$e")" "$new/$name"
+			continue
+		fi
+		mkdir -p "$new/$name"
+		case $name in
+		usr|etc|var|opt)
+			mount -n --bind "$e" "$new/$name" && mount -n -o remount,bind,ro "$new/$name" ||
+				fail "cannot mount the image's /$name" ;;
+		esac
+	done
+	chmod 700 "$new/root"
+	mount -n -t tmpfs -o mode=755,nosuid,nodev run "$new/run"
+	mkdir -p "$new/run/netns" "$new/run/lock" "$new/run/mount"
+	mount -n -t tmpfs -o mode=1777,nosuid,nodev tmp "$new/tmp"
+	mount -n -t tmpfs -o mode=1777,nosuid,nodev vartmp "$new/var/tmp"
+	mount_host_dirs "$new"
+	mount -n --move /proc "$new/proc" && mount -n --move /dev "$new/dev" ||
+		fail "cannot move /proc and /dev"
+	mkdir "$new/.oldroot"
+	cd "$new" && pivot_root . .oldroot || fail "cannot pivot into the new root"
+	cd /
+	umount -n -l /.oldroot
+	rmdir /.oldroot
+	mount -n -o remount,ro / || fail "cannot make / read-only"
+fi
 mount -n -t sysfs sysfs /sys
-# CONFIG_DEVTMPFS_MOUNT mounts /dev for block-device roots only
-[ -c /dev/null ] || mount -n -t devtmpfs devtmpfs /dev || fail "cannot mount /dev"
 mkdir -p /dev/pts /dev/shm
 mount -n -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
 mount -n -t tmpfs -o mode=1777,nosuid,nodev shm /dev/shm
@@ -67,21 +139,24 @@ ln -sf /proc/self/fd/2 /dev/stderr
 stty -F /dev/ttyS0 raw -echo
 stty -F /dev/ttyS1 raw -echo
 stty -F "$ctl" raw -echo
-mount -n -t tmpfs -o mode=755,nosuid,nodev run /run
-mkdir -p /run/netns /run/lock /run/mount
-mount -n -t tmpfs -o mode=1777,nosuid,nodev tmp /tmp
-mount -n -t tmpfs -o mode=1777,nosuid,nodev vartmp /var/tmp
+if [ "$rootfs" != image ]; then
+	mount -n -t tmpfs -o mode=755,nosuid,nodev run /run
+	mkdir -p /run/netns /run/lock /run/mount
+	mount -n -t tmpfs -o mode=1777,nosuid,nodev tmp /tmp
+	mount -n -t tmpfs -o mode=1777,nosuid,nodev vartmp /var/tmp
+fi
 [ -d /sys/fs/cgroup ] && mount -n -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
 
-# the writable host directories, each its own read-write hostfs mount
-# (mkdir: a directory under /tmp needs its mount point in the new tmpfs)
-while IFS= read -r dir; do
-	[ -n "$dir" ] || continue
-	[ -d "$dir" ] || mkdir -p "$dir"
-	mount -n -t hostfs -o "$dir" hostfs "$dir" || fail "cannot mount $dir writable"
-done <<EOF
-$rw
-EOF
+[ "$rootfs" = image ] || mount_host_dirs ""
+# An image's Python loads the bytecode compiled with it (umlrun sets
+# PYTHONPYCACHEPREFIX=/run/pycache there): the image's own, and the
+# repository's compiled afresh in each instance, never a .pyc file another
+# Python wrote (docs/platform.md, "The instances' user space")
+if [ "$rootfs" = image ] && [ -d /usr/lib/pycache/usr ]; then
+	mkdir -p /run/pycache/usr
+	mount -n --bind /usr/lib/pycache/usr /run/pycache/usr &&
+		mount -n -o remount,bind,ro /run/pycache/usr
+fi
 # the UML kernel's modules where modprobe looks for them
 [ -n "$mods" ] && [ -d "$mods" ] && mount -n --bind "$mods" /lib/modules
 # kmod/*.ko of the repository are the Debian kernel's: the UML builds over them
