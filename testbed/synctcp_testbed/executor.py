@@ -120,6 +120,18 @@ def prepare(plat: Platform, log: Log) -> Dict[str, Any]:
                              stderr=subprocess.PIPE, text=True)
         if res.returncode != 0:
             raise PlatformError(f"UML {series} kernel: {res.stderr.strip().splitlines()[-1:]}")
+        if os.environ.get("SYNCTCP_UML_ROOT", "image") != "host":
+            # the C helpers for the instances' user-space image, built by its
+            # compiler in an instance of their own (native.build)
+            res = subprocess.run(
+                [str(REPO / "scripts" / "umlrun"), "--", "python3", "-c",
+                 "from synctcp_testbed.native import flowgen_path, qsampler_path; "
+                 "qsampler_path(); flowgen_path()"],
+                stdin=subprocess.DEVNULL, capture_output=True, text=True, cwd=str(REPO),
+                env=dict(os.environ, PYTHONPATH=_pythonpath()))
+            if res.returncode != 0:
+                raise PlatformError("the C helpers in the UML image: "
+                                    + " | ".join(res.stderr.strip().splitlines()[-3:]))
         _PREPARED["uml"] = True
         return {"series": series}
     res = subprocess.run(["make", "-s", "-C", str(REPO), "modules"], capture_output=True,
@@ -152,7 +164,11 @@ def uml_cost(cdir: Path) -> Optional[Dict[str, Any]]:
     except (OSError, json.JSONDecodeError):
         return None
     sim, wall = m.get("command_sim_s"), m.get("command_wall_s")
+    rootfs = m.get("rootfs") or {"mode": "host"}
     return {"release": m.get("release"), "time_mode": m.get("time_mode"),
+            "kernel_sha256": m.get("kernel_sha256"),
+            "image": (f"{rootfs.get('key')} {rootfs.get('content_sha256')}"
+                      if rootfs.get("mode") == "image" else rootfs.get("mode")),
             "userspace": m.get("userspace"), "random_seed": m.get("random_seed"),
             "wall_s": m.get("wall_s"), "command_wall_s": wall, "command_sim_s": sim,
             "sim_per_wall": round(sim / wall, 3) if sim and wall else None}
