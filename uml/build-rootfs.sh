@@ -174,6 +174,35 @@ mount -n -r -t hostfs -o "$1" hostfs /run/init || exit 1
 exec /bin/sh /run/init/init.sh "$2" image
 BOOT
 	chmod 755 "$root/usr/lib/synctcp/boot"
+	# init.sh starts the command at this absolute simulated time, whatever
+	# its own steps cost (their clock reads depend on the host's paths)
+	cat >"$root/usr/lib/synctcp/sleep-until.c" <<'SRC'
+/* sleep-until SECONDS: sleep until CLOCK_MONOTONIC reads SECONDS (uml/init.sh) */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+int main(int argc, char **argv)
+{
+	struct timespec t;
+	char *end;
+	double s;
+	int err;
+
+	if (argc != 2 || (s = strtod(argv[1], &end)) < 0 || *end) {
+		fprintf(stderr, "usage: sleep-until SECONDS\n");
+		return 2;
+	}
+	t.tv_sec = (time_t)s;
+	t.tv_nsec = (long)((s - (double)t.tv_sec) * 1e9);
+	while ((err = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL)) == EINTR)
+		;
+	return err ? 1 : 0;
+}
+SRC
+	chroot "$root" "${env[@]}" gcc -O2 -Wall -Wextra -o /usr/lib/synctcp/sleep-until \
+		/usr/lib/synctcp/sleep-until.c
 	echo uml >"$root/etc/hostname"
 	printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' >"$root/etc/hosts"
 	: >"$root/etc/resolv.conf"

@@ -9,12 +9,13 @@
 # The root filesystem is, through hostfs and read-only, the host's / or an
 # image of uml/build-rootfs.sh, whose /usr/lib/synctcp/boot mounts the
 # repository's uml/ and runs this script as "init.sh RUNDIR image".  On an
-# image the root becomes a tmpfs holding the image's top-level directories
-# (usr, etc, var, opt as read-only bind mounts, its links, empty ones) and
-# the host directories below at their host paths; this script pivots into
-# it.  RUNDIR (written by umlrun) holds:
+# image the root becomes RUNDIR/root, a skeleton of the image's top level
+# with the image's usr, etc, var and opt bound in (read-only) and the host
+# directories below at their host paths; this script pivots into it.
+# RUNDIR (written by umlrun) holds:
 #   rw       the directories to mount writable (host paths), one a line
 #   ro       optional: host directories to mount read-only (on an image)
+#   root/    on an image: the new root's skeleton
 #   job.sh   the command: cd, exports, exec
 #   kmod     optional: "UMLKO REPOKO" pairs, UML builds bind-mounted over
 #            the repository's Debian .ko files (inside this instance only)
@@ -94,24 +95,20 @@ mount_host_dirs() {
 	EOF
 }
 
+# An image's root: RUNDIR/root, the skeleton umlrun made on the host (the
+# image's top-level links and directories, the host directories' mount
+# points: made there, not in a tmpfs here, whose every new inode takes a
+# random number and would make the kernel's random numbers depend on the
+# host's paths), with the image's usr, etc, var and opt bound in
 if [ "$rootfs" = image ]; then
 	umount -n "$lists"
 	new=/mnt
-	mount -n -t tmpfs -o mode=755 root "$new" || fail "cannot mount the new root"
-	for e in /*; do
-		name=${e#/}
-		if [ -L "$e" ]; then
-			ln -s "$(readlink "$e")" "$new/$name"
-			continue
-		fi
-		mkdir -p "$new/$name"
-		case $name in
-		usr|etc|var|opt)
-			mount -n --bind "$e" "$new/$name" && mount -n -o remount,bind,ro "$new/$name" ||
-				fail "cannot mount the image's /$name" ;;
-		esac
+	mount -n -r -t hostfs -o "$run/root" hostfs "$new" || fail "cannot mount $run/root"
+	for name in usr etc var opt; do
+		[ -d "/$name" ] || continue
+		mount -n --bind "/$name" "$new/$name" && mount -n -o remount,bind,ro "$new/$name" ||
+			fail "cannot mount the image's /$name"
 	done
-	chmod 700 "$new/root"
 	mount -n -t tmpfs -o mode=755,nosuid,nodev run "$new/run"
 	mkdir -p "$new/run/netns" "$new/run/lock" "$new/run/mount"
 	mount -n -t tmpfs -o mode=1777,nosuid,nodev tmp "$new/tmp"
@@ -119,12 +116,9 @@ if [ "$rootfs" = image ]; then
 	mount_host_dirs "$new"
 	mount -n --move /proc "$new/proc" && mount -n --move /dev "$new/dev" ||
 		fail "cannot move /proc and /dev"
-	mkdir "$new/.oldroot"
 	cd "$new" && pivot_root . .oldroot || fail "cannot pivot into the new root"
 	cd /
 	umount -n -l /.oldroot
-	rmdir /.oldroot
-	mount -n -o remount,ro / || fail "cannot make / read-only"
 fi
 mount -n -t sysfs sysfs /sys
 mkdir -p /dev/pts /dev/shm
@@ -159,9 +153,17 @@ if [ "$rootfs" = image ] && [ -d /usr/lib/pycache/usr ]; then
 fi
 # the UML kernel's modules where modprobe looks for them
 [ -n "$mods" ] && [ -d "$mods" ] && mount -n --bind "$mods" /lib/modules
-# kmod/*.ko of the repository are the Debian kernel's: the UML builds over them
+# kmod/*.ko of the repository are the Debian kernel's: the UML builds over
+# them.  On an image one mount for each UML build, failing where the
+# repository has no .ko (make modules): every process takes random numbers
+# (stack canary, address-space layout), and their count before the command
+# must not depend on what the host built
 while read -r uko rko; do
-	[ -n "$uko" ] && [ -f "$uko" ] && [ -f "$rko" ] && mount -n --bind "$uko" "$rko"
+	if [ "$rootfs" = image ]; then
+		[ -n "$uko" ] && mount -n --bind "$uko" "$rko" 2>/dev/null
+	else
+		[ -n "$uko" ] && [ -f "$uko" ] && [ -f "$rko" ] && mount -n --bind "$uko" "$rko"
+	fi
 done <<EOF
 $kmods
 EOF
@@ -171,8 +173,14 @@ echo uml >/proc/sys/kernel/hostname
 
 # Simulated time starts at 0 and boot costs none of it; programs that take
 # a monotonic tv_sec of 0 for "unset" (iputils ping: no 1 s pacing) would
-# misbehave, so the command starts at uptime 1 s.
-sleep 1
+# misbehave, so the command starts at uptime 1 s.  On an image, at 1 s
+# exactly: the steps above read the clock a number of times that depends on
+# the host's paths (each read advances it 256 ns; docs/platform.md)
+if [ -x /usr/lib/synctcp/sleep-until ]; then
+	/usr/lib/synctcp/sleep-until 1 || fail "sleep-until failed"
+else
+	sleep 1
+fi
 read -r up _ </proc/uptime
 echo "start $up" >"$ctl"
 # as on the host, programs see a pipe (no colours, block buffering) unless
