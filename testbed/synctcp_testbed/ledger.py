@@ -877,6 +877,19 @@ def _planned(run: Run) -> List[str]:
     return [c.id for c in cases if c.id not in skipped]
 
 
+def _software(run: Run) -> str:
+    """The user-space image and kernel binary a run's instances had (meta.json
+    ``uml_image``, ``uml_kernel_sha256``; lists when its cases differed), or
+    "" when the run did not record them (before the image, or not on UML)."""
+    def short(v: Any) -> str:
+        vals = v if isinstance(v, list) else [v]
+        return " and ".join(" ".join(w[:12] for w in str(x).split()) for x in vals)
+    image, kernel = run.meta.get("uml_image"), run.meta.get("uml_kernel_sha256")
+    if not image and not kernel:
+        return ""
+    return f"image {short(image) if image else '?'}, kernel {short(kernel) if kernel else '?'}"
+
+
 def _provenance(run: Run) -> str:
     m = run.meta
     cost = m.get("wall_cost") or {}
@@ -900,7 +913,8 @@ def _provenance(run: Run) -> str:
             f"{','.join(str(s) for s in seeds) or '-'}; platform {plat}, kernel {kernel or '?'}, "
             f"commit {m.get('git') or '?'}, started {m.get('started_utc', '?')}, wall "
             f"{cost.get('wall_s', '?')} s{last} (instances {cost.get('instance_wall_s', '?')} s "
-            f"for {cost.get('simulated_s', '?')} simulated s)")
+            f"for {cost.get('simulated_s', '?')} simulated s)"
+            + (f"; {_software(run)}" if _software(run) else ""))
 
 
 def build(rundirs: Sequence[Path], figs: Path) -> List[Section]:
@@ -924,6 +938,14 @@ def build(rundirs: Sequence[Path], figs: Path) -> List[Section]:
     for sec, claim in zip(sections, CLAIMS):
         if sec.runs:
             claim.evaluate(sec, figs)
+            mixed = {_software(r) for r in sec.runs}
+            if len(mixed) > 1 or any(" and " in _software(r) for r in sec.runs):
+                sec.notes.append(
+                    "The runs combined here were not all made with the same user-space image "
+                    "and kernel (" + "; ".join(f"`{r.scenario_name}`: {_software(r) or 'not recorded'}"
+                                               for r in sec.runs)
+                    + "): the same commit and seed give the same figures only on the same ones "
+                    "(docs/platform.md, \"Determinism\").")
     return sections
 
 
