@@ -22,7 +22,8 @@
 #
 # Layout (the conventions of tcp_option/build-kernel.sh):
 #   ~/.cache/synctcp/kernel/uml-SERIES-KEY/      KEY: hash of the patches, the
-#       .done            fragment and the source package version; older
+#       .done            fragment, the source package version, the fixed
+#                        KBUILD_BUILD_* banner and the compiler; older
 #       build/linux      directories of the same series are removed
 #       build/.config
 #       modroot/lib/modules/RELEASE/   the kernel's own =m modules
@@ -31,8 +32,9 @@
 #                        rebuilt when the sources or the kernel change)
 #   ~/.cache/synctcp/kernel/uml-SERIES -> the newest
 #
-# --print prints the cached build directory (exit 1 if there is none) and
-# builds nothing.  The last line printed is the build directory: BUILD/linux
+# Then the instances' user-space image (uml/build-rootfs.sh; not with
+# SYNCTCP_UML_ROOT=host).  --print prints the cached build directory (exit 1
+# if there is none) and builds nothing.  The last line printed is the build directory: BUILD/linux
 # is the kernel (scripts/umlrun boots it).  Run it at low priority on a
 # shared machine: nice -n 19 ionice -c3 uml/build-uml.sh
 set -euo pipefail
@@ -125,6 +127,13 @@ build_kmod() {
 	log "kmod: $(cd "$out" && echo *.ko)"
 }
 
+# The instances' user space (uml/build-rootfs.sh), unless the host's is
+# asked for; quiet when it is built
+build_image() {
+	[ "${SYNCTCP_UML_ROOT:-image}" != host ] || return 0
+	"$here/build-rootfs.sh" >/dev/null || die "the user-space image (uml/build-rootfs.sh) failed"
+}
+
 for t in make gcc flex bison bc ccache patch xz; do
 	command -v "$t" >/dev/null || die "needs $t (make setup)"
 done
@@ -134,7 +143,16 @@ flock 8
 
 src_info=$(source_tarball) || die "cannot get the linux-source-$series package"
 read -r tarball version <<<"$src_info"
-key=$( (cat ${patches[@]+"${patches[@]}"} "${fragments[@]}"; echo "$version") | sha256sum | cut -c1-12)
+# A reproducible build: the banner's date, user and host are fixed (not
+# this machine's), so the same source, configuration and compiler give the
+# same binary on any machine (docs/platform.md, "Determinism"); the key
+# covers them and the compiler
+export KBUILD_BUILD_TIMESTAMP="Thu Jan  1 00:00:00 UTC 2026" KBUILD_BUILD_USER=synctcp \
+	KBUILD_BUILD_HOST=uml KBUILD_BUILD_VERSION=1
+compiler=$(gcc --version | head -n1)
+key=$( (cat ${patches[@]+"${patches[@]}"} "${fragments[@]}"; echo "$version"
+	echo "$KBUILD_BUILD_TIMESTAMP $KBUILD_BUILD_USER@$KBUILD_BUILD_HOST #$KBUILD_BUILD_VERSION"
+	echo "$compiler") | sha256sum | cut -c1-12)
 dir=$cache/kernel/uml-$series-$key
 build=$dir/build
 export CCACHE_DIR=$cache/ccache
@@ -145,6 +163,7 @@ if [ -f "$dir/.done" ]; then
 	ln -sfn "$dir" "$cache/kernel/uml-$series"
 	log "cached, $version ($(cat "$dir/.done")): $dir"
 	build_kmod "$dir"
+	build_image
 	echo "$build"
 	exit 0
 fi
@@ -185,4 +204,5 @@ echo "built in ${secs} s on $(date -u +%FT%TZ), $(nproc) cores, $version, releas
 ln -sfn "$dir" "$cache/kernel/uml-$series"
 log "built in ${secs} s: $build/linux ($release)"
 build_kmod "$dir"
+build_image
 echo "$build"
