@@ -96,9 +96,7 @@ hook_lock() {
 	dpkg-query --admindir="$root/var/lib/dpkg" -W -f '${Package}\t${Version}\t${Architecture}\n' |
 		LC_ALL=C sort | while IFS=$'\t' read -r p v a; do
 			APT_CONFIG=$MMDEBSTRAP_APT_CONFIG apt-cache show --no-all-versions "$p:$a=$v" |
-				awk -v p="$p" -v v="$v" -v a="$a" '
-					/^SHA256: / { h = $2 } /^Filename: / { f = $2 }
-					END { if (h == "" || f == "") exit 1; print p, v, a, h, f }' ||
+				awk -v p="$p" -v v="$v" -v a="$a" '/^SHA256: / { h = $2 } /^Filename: / { f = $2 } END { if (h == "" || f == "") exit 1; print p, v, a, h, f }' ||
 				{ echo "no SHA256 for $p $v" >&2; exit 1; }
 		done >"$out"
 }
@@ -252,9 +250,9 @@ lock() {
 	now=$(date -u +%Y%m%dT%H%M%SZ)
 	sde=$(date -u -d "$(date -u +%F)" +%s)      # the day of the lock
 	log "resolving $includes"
-	mmdebstrap --quiet --variant=essential --include="$includes" "${mm[@]}" \
-		--customize-hook="\"$self\" --hook lock \"\$1\" \"$tmp/debs\"" \
-		bookworm "$tmp/root" "$srcfile" || die "mmdebstrap failed"
+	mmdebstrap bookworm "$tmp/root" "$srcfile" --quiet --variant=essential --include="$includes" \
+		"${mm[@]}" --customize-hook="\"$self\" --hook lock \"\$1\" \"$tmp/debs\"" ||
+		die "mmdebstrap failed"
 	{
 		echo "# uml/build-rootfs.sh --lock, $now, from $(grep -hoE '(URIs:|^deb) *[^ ]+' "$srcfile" | awk '{print $NF}' | sort -u | xargs)"
 		echo "# the same versions later: snapshot.debian.org/archive/debian/$now and debian-security/$now"
@@ -315,12 +313,13 @@ EOF
 	pkgs=$(grep -v '^#' "$inputs/debs.lock" | awk '{printf "%s%s:%s=%s", (NR > 1 ? "," : ""), $1, $3, $2}')
 	mkdir -p "$store/debs"
 	# debs of earlier builds seed apt's cache (apt checks their hashes)
-	if ! SOURCE_DATE_EPOCH=$sde mmdebstrap --quiet --variant=custom --include="$pkgs" "${mm[@]}" \
+	if ! SOURCE_DATE_EPOCH=$sde mmdebstrap bookworm "$new/root" "$srcfile" --quiet \
+		--variant=custom --include="$pkgs" "${mm[@]}" \
 		--skip=essential/unlink \
 		--setup-hook="\"$self\" --hook seed \"\$1\" \"$inputs/debs.lock\"" \
 		--customize-hook="\"$self\" --hook debs \"\$1\" \"$inputs/debs.lock\"" \
 		--customize-hook="\"$self\" --hook python \"\$1\" \"$tmp/wheels\" $sde" \
-		bookworm "$new/root" "$srcfile" >>"$new/build.log" 2>&1; then
+		>>"$new/build.log" 2>&1; then
 		grep -E 'E: |rror|not the locked|build-rootfs:' "$new/build.log" | head -10 >&2
 		die "mmdebstrap failed (log: $new/build.log); a locked version no longer on the mirror: SYNCTCP_ROOTFS_SOURCES (snapshot.debian.org at the lock's date) or uml/build-rootfs.sh --lock"
 	fi
