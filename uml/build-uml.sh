@@ -107,7 +107,13 @@ build_kmod() {
 		--exclude=modules.order --exclude=Module.symvers --exclude=.tmp_versions)
 	# the sources only: a local build's generated *.mod.c differ between
 	# checkouts and would make two trees rebuild for each other
-	srchash=$( (echo "$dir"; cd "$repo/kmod" && tar "${excl[@]}" --sort=name --mtime=@0 \
+	# the kernel's headers are named relative to the module directory in the
+	# objects (e.g. include/net/tcp.h's WARN_ON): without the prefix, the
+	# modules' bytes would depend on where the checkout is
+	local rel kcflags
+	rel=$(realpath -m --relative-to="$out" "$dir/src")
+	kcflags="-fmacro-prefix-map=$rel/="
+	srchash=$( (echo "$dir $kcflags"; cd "$repo/kmod" && tar "${excl[@]}" --sort=name --mtime=@0 \
 		--owner=0 --group=0 --numeric-owner -cf - .) | sha256sum | cut -c1-16)
 	if [ -f "$out/.src-hash" ] && [ "$(cat "$out/.src-hash")" = "$srchash" ] &&
 		[ -f "$out/tcp_sync.ko" ]; then
@@ -118,7 +124,7 @@ build_kmod() {
 	mkdir -p "$out"
 	(cd "$repo/kmod" && tar "${excl[@]}" -cf - .) | tar -C "$out" -xf -
 	log "kmod: building against the UML kernel"
-	if ! make -C "$dir/build" ARCH=um M="$out" CC="ccache gcc" -j"$jobs" modules \
+	if ! make -C "$dir/build" ARCH=um M="$out" CC="ccache gcc" KCFLAGS="$kcflags" -j"$jobs" modules \
 		>"$out/kmod.log" 2>&1; then
 		grep -E 'error|Error' "$out/kmod.log" | head -20 >&2
 		die "kmod/ does not build for UML (log: $out/kmod.log)"

@@ -46,10 +46,14 @@ def figures(cases: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
 
 
 def made_with(rundir: Path) -> Dict[str, Any]:
-    """The platform a run's instances had (the runner's meta.json)."""
+    """The platform a run's instances had: the runner's meta.json, and the
+    UML builds of kmod/ from its cases' umlrun meta.json."""
     meta = json.loads((rundir / "meta.json").read_text())
+    kmods = sorted({json.loads(p.read_text()).get("kmod_sha256") or "-"
+                    for p in rundir.glob("*/uml/meta.json")})
     return {"release": (meta.get("wall_cost") or {}).get("uml_release"),
-            "uml_image": meta.get("uml_image"), "uml_kernel_sha256": meta.get("uml_kernel_sha256")}
+            "uml_image": meta.get("uml_image"), "uml_kernel_sha256": meta.get("uml_kernel_sha256"),
+            "kmod_sha256": kmods[0] if len(kmods) == 1 else kmods}
 
 
 def differences(want: Any, got: Any, path: str = "") -> Iterator[Tuple[str, Any, Any]]:
@@ -115,6 +119,7 @@ def test_golden_figures(toml: Path) -> None:
     problems = []
     for key, what in (("uml_image", "user-space image (uml/build-rootfs.sh; KEY CONTENT)"),
                       ("uml_kernel_sha256", "kernel binary (uml/build-uml.sh)"),
+                      ("kmod_sha256", "UML builds of kmod/ (uml/build-uml.sh)"),
                       ("release", "kernel release")):
         if want["made_with"].get(key) != mine.get(key):
             problems.append(f"the {what} differs: golden {want['made_with'].get(key)!r}, "
