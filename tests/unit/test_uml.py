@@ -349,7 +349,7 @@ def test_same_instance_from_any_repository_path(build: Path, image: Path) -> Non
     subprocess.run(["rm", "-rf", str(copy.parents[3])])
     try:
         for rel in ("scripts/umlrun", "uml/init.sh", "uml/build-rootfs.sh",
-                    "uml/rootfs/debs.lock", "uml/rootfs/wheels.lock"):
+                    "uml/rootfs/debs.lock", "uml/rootfs/wheels.lock", "kmod/Kbuild"):
             (copy / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / rel, copy / rel)
         for rel in ("tools", "testbed", "mininet"):     # on the instance's PYTHONPATH
