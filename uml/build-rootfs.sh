@@ -64,19 +64,22 @@ image_key() {
 	cat "$self" "$inputs/debs.lock" "$inputs/wheels.lock" | sha256sum | cut -c1-12
 }
 
-# This machine's apt sources and apt options (never written into the repo),
-# as scripts/fresh-check.sh takes them.
+# This machine's apt sources (never written into the repo), as a file in
+# DIR: the deb822 files of sources.list.d together (an mmdebstrap root has
+# 0000debian.sources), else sources.list.
 apt_sources() {
+	local out=$1/sources f
 	if [ -n "${SYNCTCP_ROOTFS_SOURCES:-}" ]; then
 		[ -f "$SYNCTCP_ROOTFS_SOURCES" ] || die "SYNCTCP_ROOTFS_SOURCES=$SYNCTCP_ROOTFS_SOURCES: no such file"
-		echo "$SYNCTCP_ROOTFS_SOURCES"
-	elif [ -f /etc/apt/sources.list.d/debian.sources ]; then
-		echo /etc/apt/sources.list.d/debian.sources
+		cp "$SYNCTCP_ROOTFS_SOURCES" "$out"
+	elif ls /etc/apt/sources.list.d/*.sources >/dev/null 2>&1; then
+		for f in /etc/apt/sources.list.d/*.sources; do cat "$f"; echo; done >"$out"
 	elif grep -qE '^deb ' /etc/apt/sources.list 2>/dev/null; then
-		echo /etc/apt/sources.list
+		cp /etc/apt/sources.list "$out"
 	else
-		die "no Debian sources in /etc/apt (sources.list.d/debian.sources or sources.list)"
+		die "no Debian sources in /etc/apt (sources.list.d/*.sources or sources.list)"
 	fi
+	echo "$out"
 }
 
 need_tools() {
@@ -158,6 +161,10 @@ hook_python() {
 		/usr/local/lib/python3.11 >/dev/null || true      # a few test files do not compile
 	[ -f "$root/usr/lib/pycache/usr/lib/python3.11/os.cpython-311.pyc" ] ||
 		{ echo "build-rootfs: the bytecode of the image's Python was not compiled" >&2; exit 1; }
+	# the packages' own __pycache__ are never read (the prefix above is), and
+	# which of them py3compile or an import wrote, timestamped or hashed,
+	# varies from build to build
+	find "$root/usr" -name __pycache__ -type d -prune -exec rm -rf {} +
 	# PID 1 of an instance: mounts the repository's uml/ and runs its init.sh
 	# (the image does not know where the repository is; scripts/umlrun does)
 	mkdir -p "$root/usr/lib/synctcp" "$root/usr/lib/modules"
@@ -243,7 +250,7 @@ lock() {
 	local srcfile includes now sde mm=()
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/build-rootfs.XXXXXX")     # global: the trap needs it
 	trap 'rm -rf "$tmp"' EXIT
-	srcfile=$(apt_sources)
+	srcfile=$(apt_sources "$tmp")
 	cat /etc/apt/apt.conf.d/* 2>/dev/null | grep -E '^Acquire::' >"$tmp/aptopts" || true
 	[ ! -s "$tmp/aptopts" ] || mm=(--aptopt="$tmp/aptopts")
 	includes=$(sed 's/#.*//' "$inputs/packages" | xargs | tr ' ' ',')
@@ -281,7 +288,6 @@ lock() {
 build() {
 	local key=$1 dir=$store/$1 new tmp srcfile sde pkgs start secs mm=()
 	need_tools
-	srcfile=$(apt_sources)
 	sde=$(sed -n 's/^# SOURCE_DATE_EPOCH: \([0-9]*\)$/\1/p' "$inputs/debs.lock")
 	[ -n "$sde" ] || die "uml/rootfs/debs.lock has no SOURCE_DATE_EPOCH line"
 	start=$(date +%s)
@@ -290,6 +296,7 @@ build() {
 	mkdir -p "$new" "$store/wheels"
 	tmp=$new/tmp
 	mkdir -p "$tmp/wheels"
+	srcfile=$(apt_sources "$tmp")
 	log "building the instances' user space $key (log: $dir/build.log)"
 	# the wheels: pip checks every hash; the locked files, by their hash
 	pip_ download -q --no-deps --require-hashes -d "$store/wheels" "${pip_target[@]}" \
