@@ -124,7 +124,7 @@ build_kmod() {
 	mkdir -p "$out"
 	(cd "$repo/kmod" && tar "${excl[@]}" -cf - .) | tar -C "$out" -xf -
 	log "kmod: building against the UML kernel"
-	if ! make -C "$dir/build" ARCH=um M="$out" CC="ccache gcc" KCFLAGS="$kcflags" -j"$jobs" modules \
+	if ! make -C "$dir/build" ARCH=um RUSTC=false M="$out" CC="ccache gcc" KCFLAGS="$kcflags" -j"$jobs" modules \
 		>"$out/kmod.log" 2>&1; then
 		grep -E 'error|Error' "$out/kmod.log" | head -20 >&2
 		die "kmod/ does not build for UML (log: $out/kmod.log)"
@@ -150,12 +150,14 @@ flock 8
 src_info=$(source_tarball) || die "cannot get the linux-source-$series package"
 read -r tarball version <<<"$src_info"
 # A reproducible build: the banner's date, user and host are fixed (not
-# this machine's), so the same source, configuration and compiler give the
-# same binary on any machine (docs/platform.md, "Determinism"); the key
-# covers them and the compiler
+# this machine's), and Kconfig does not look for a Rust compiler (RUSTC=false
+# in every make: a rustc on PATH put its version into the .config the kernel
+# embeds, another binary), so the same source, configuration and toolchain
+# give the same binary on any machine (docs/platform.md, "Determinism"); the
+# key covers them and the toolchain's versions
 export KBUILD_BUILD_TIMESTAMP="Thu Jan  1 00:00:00 UTC 2026" KBUILD_BUILD_USER=synctcp \
 	KBUILD_BUILD_HOST=uml KBUILD_BUILD_VERSION=1
-compiler=$(gcc --version | head -n1)
+compiler="$(gcc --version | head -n1); $(ld --version | head -n1); RUSTC=false"
 key=$( (cat ${patches[@]+"${patches[@]}"} "${fragments[@]}"; echo "$version"
 	echo "$KBUILD_BUILD_TIMESTAMP $KBUILD_BUILD_USER@$KBUILD_BUILD_HOST #$KBUILD_BUILD_VERSION"
 	echo "$compiler") | sha256sum | cut -c1-12)
@@ -179,10 +181,10 @@ kernel_unpack "$tarball" "$dir" ${patches[@]+"${patches[@]}"} || exit 1
 
 log "configuring (ARCH=um defconfig + ${fragments[*]##*/})"
 {
-	make -C "$dir/src" O="$build" ARCH=um defconfig &&
+	make -C "$dir/src" O="$build" ARCH=um RUSTC=false defconfig &&
 		(cd "$dir/src" && ARCH=um scripts/kconfig/merge_config.sh -m -O "$build" \
 			"$build/.config" "${fragments[@]}") &&
-		make -C "$dir/src" O="$build" ARCH=um olddefconfig
+		make -C "$dir/src" O="$build" ARCH=um RUSTC=false olddefconfig
 } >"$dir/config.log" 2>&1 || { tail -20 "$dir/config.log" >&2; die "configuration failed"; }
 missing=$(missing_options "$build/.config")
 if [ -n "$missing" ]; then
@@ -197,12 +199,12 @@ done
 
 log "building linux and modules with $jobs jobs (log: $dir/build.log)"
 ccache -M 8G >/dev/null
-if ! make -C "$dir/src" O="$build" ARCH=um CC="ccache gcc" -j"$jobs" linux modules \
+if ! make -C "$dir/src" O="$build" ARCH=um RUSTC=false CC="ccache gcc" -j"$jobs" linux modules \
 	>"$dir/build.log" 2>&1; then
 	grep -E 'error|Error' "$dir/build.log" | head -20 >&2
 	die "build failed (log: $dir/build.log)"
 fi
-make -C "$dir/src" O="$build" ARCH=um INSTALL_MOD_PATH="$dir/modroot" modules_install \
+make -C "$dir/src" O="$build" ARCH=um RUSTC=false INSTALL_MOD_PATH="$dir/modroot" modules_install \
 	>>"$dir/build.log" 2>&1 || die "modules_install failed (log: $dir/build.log)"
 secs=$(($(date +%s) - start))
 release=$(cat "$build/include/config/kernel.release")
