@@ -216,7 +216,9 @@ def test_built_config_has_every_fragment_setting(build: Path) -> None:
 
 
 def test_kmod_is_built_for_uml(build: Path) -> None:
-    kmod = build.parent / "kmod"
+    kmod = REPO / "kmod" / "build" / f"uml-{SERIES}"      # this checkout's (b12fb27)
+    if not kmod.is_dir():
+        pytest.skip(f"this checkout has not built kmod/ for UML {SERIES} (uml/build-uml.sh)")
     for name in CC_MODULES.values():
         ko = kmod / f"{name}.ko"
         assert ko.is_file(), ko
@@ -321,8 +323,8 @@ def test_the_image_is_the_user_space_and_meta_names_it(build: Path, image: Path)
                                          f"{m.IMAGE_PATH}|C.UTF-8|/root",
                                          "/usr/bin/python3 (3, 11)"], r.stdout
         meta = json.loads((run / "meta.json").read_text())
-        top = image.parent
-        assert meta["rootfs"] == {"mode": "image", "path": str(image), "key": top.name,
+        top = image.resolve().parent
+        assert meta["rootfs"] == {"mode": "image", "path": str(top / "root"), "key": top.name,
                                   "content_sha256": (top / "content.sha256").read_text().strip()}
         linux = Path(meta["kernel"])
         import hashlib
