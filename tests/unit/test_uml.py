@@ -158,6 +158,7 @@ def test_image_environment_is_the_images_whatever_the_callers() -> None:
     assert got["PYTHONPATH"].split(":") == [own[0], f"{REPO}/tests", *own[1:]]
     assert (got["LANG"], got["HOME"], "LC_ALL" in got) == ("C.UTF-8", "/root", False)
     assert got["SYNCTCP_UML_ROOTFS"] == "image " + "0" * 12
+    assert got["PYTHONSAFEPATH"] == "1"
 
 
 def test_sandbox_plan_hides_unenterable_dirs_and_shows_path_entries() -> None:
