@@ -153,12 +153,30 @@ def test_image_environment_is_the_images_whatever_the_callers() -> None:
     finally:
         os.environ.clear()
         os.environ.update(old)
-    assert got["PATH"] == f"{REPO}/scripts:" + m.IMAGE_PATH
+    assert got["PATH"] == m.IMAGE_PATH + f":{REPO}/scripts"
     own = [str(REPO / d) for d in ("tools", "testbed", "mininet")]
     assert got["PYTHONPATH"].split(":") == [own[0], f"{REPO}/tests", *own[1:]]
     assert (got["LANG"], got["HOME"], "LC_ALL" in got) == ("C.UTF-8", "/root", False)
     assert got["SYNCTCP_UML_ROOTFS"] == "image " + "0" * 12
     assert got["PYTHONSAFEPATH"] == "1"
+
+    # a Python named by any path, a venv's in the repository too, is the
+    # image's python3; another program of the repository stays itself
+    root = Path(tempfile.mkdtemp())
+    try:
+        (root / "usr" / "bin").mkdir(parents=True)
+        (root / "usr" / "bin" / "python3").touch()
+        (root / "usr" / "bin" / "ip").touch()
+        for asked, got_ in ((f"{REPO}/.venv/bin/python3.11", "/usr/bin/python3"),
+                            ("/root/.pyenv/versions/3.11.7/bin/python3", "/usr/bin/python3"),
+                            ("/sbin/ip", "/usr/bin/ip"),
+                            (f"{REPO}/scripts/vmrun", f"{REPO}/scripts/vmrun"),
+                            ("python3", "python3")):
+            assert m.image_program([asked, "-m", "x"], str(root), [str(REPO)]) == \
+                [got_, "-m", "x"], asked
+    finally:
+        shutil.rmtree(root)
+
 
 
 def test_sandbox_plan_hides_unenterable_dirs_and_shows_path_entries() -> None:
