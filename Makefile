@@ -27,11 +27,13 @@
 #                   no root; . .venv/bin/activate puts synctcp, synctcp-testbed on PATH)
 #   make checkpatch Linux coding style of the kernel C
 #   make fuzz       libFuzzer on the cores and the option parser, FUZZ_SECONDS (60) each
-#   make uml-kernel the time-travel UML kernel and modules for scripts/umlrun (docs/platform.md)
+#   make uml-kernel the time-travel UML kernel and modules for scripts/umlrun, and the
+#                   instances' pinned user-space image (uml/build-rootfs.sh; docs/platform.md)
+#   make golden-test  cases whose figures must equal the committed ones on any machine
 #   make fresh-check        the README's prerequisites, `make demo` and `make test` in full
 #                           in a pristine Debian 12 root (mmdebstrap; cold, ~1.5 h)
-#   make fresh-check-short  setup, a short demo, the unit tests and a kernel-test
-#                           smoke subset in a pristine root (CI runs it after make test)
+#   make fresh-check-short  setup, a short demo, the golden figures, the unit tests and a
+#                           kernel-test smoke subset in a pristine root (CI runs it after make test)
 
 # This checkout's own Python environment (scripts/venv.sh, made by make setup
 # or make venv): a venv that sees the system's packages and holds this
@@ -133,6 +135,12 @@ kernel-smoke: modules venv
 platform-test: modules uml-kernel venv
 	@$(PYTHON) -m pytest -q -p no:cacheprovider tests/platform
 
+# The golden figures (tests/platform/test_golden.py; also in platform-test):
+# short cases whose every figure must equal the committed ones, on any
+# machine with the same user-space image and kernel (docs/platform.md)
+golden-test: modules uml-kernel venv
+	@$(PYTHON) -m pytest -q -p no:cacheprovider tests/platform/test_golden.py
+
 # Sweeps beyond one machine (docs/scaling.md): the same summaries from --jobs 1,
 # --jobs 2, a Dask cluster on loopback and a one-node Slurm started by the test;
 # a Dask worker killed mid-case, a client killed mid-run and --resume.
@@ -204,7 +212,7 @@ clean:
 	$(MAKE) -C kmod/tests clean
 
 .PHONY: bench ledger all setup venv modules install load unload unit fuzz bench-ack pytest-unit kernel-test kernel-test-debug owts-test test demo checkpatch clean \
-	fresh-check fresh-check-short uml-kernel kernel-smoke platform-test dist-test bench-platform
+	fresh-check fresh-check-short uml-kernel kernel-smoke platform-test golden-test dist-test bench-platform
 
 # DKMS (docs/dkms.md): rebuild the modules for every new kernel.
 #   make dkms-install [KVER=release]   stage /usr/src/synctcp-VERSION, dkms add/build/install

@@ -19,11 +19,14 @@
 #            on 2 cores).
 #   --short  (make fresh-check-short, run by CI after make test) the
 #            prerequisite line, `make setup`, a short demo, `make modules`,
-#            the C and Python unit tests (among them the commands check of
+#            the golden figures (`make golden-test`: the same figures to the
+#            last digit as on the machine that committed them), the C and
+#            Python unit tests (among them the commands check of
 #            tests/unit/test_setup_commands.py) with the root's own Python
 #            and environment, and a smoke subset of the kernel tests in the
 #            VM (ping, topologies, module loading, the documented commands);
-#            downloaded .debs and wheels are kept between runs, not the installs.
+#            downloaded .debs and wheels (the project's and the UML image's)
+#            are kept between runs, not the installs.
 #
 # Each step's exit code and wall time go to OUT/summary.txt and
 # OUT/summary.json (default OUT: results/fresh-check-FORM), its output to
@@ -113,10 +116,12 @@ cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates
 # downloads kept between short runs (the installs themselves are not)
 binds=()
 if [ "$form" = short ]; then
-	mkdir -p "$cache/apt-archives/partial" "$cache/pip" "$cache/ccache"
-	# and the compiler cache: the short demo builds the UML kernel (docs/platform.md)
+	mkdir -p "$cache/apt-archives/partial" "$cache/pip" "$cache/ccache" "$cache/rootfs-debs"
+	# and the compiler cache: the short demo builds the UML kernel (docs/platform.md);
+	# and the .debs of the UML image (uml/build-rootfs.sh), which it builds too
 	binds=("$cache/apt-archives:/var/cache/apt/archives" "$cache/pip:/root/.cache/pip"
-		"$cache/ccache:/root/.cache/synctcp/ccache")
+		"$cache/ccache:/root/.cache/synctcp/ccache"
+		"$cache/rootfs-debs:/root/.cache/synctcp/rootfs/debs")
 	# apt deletes the .debs it installed unless told to keep them
 	echo 'Binary::apt::APT::Keep-Downloaded-Packages "true";' >"$root/etc/apt/apt.conf.d/90keep"
 	rm -f "$root/etc/apt/apt.conf.d/docker-clean"
@@ -132,6 +137,7 @@ else
 	steps+=("make-setup|make setup"
 		"short-demo|make demo DEMO_ARGS='--cc reno,sync --seconds 3 --no-small-buffer'"
 		"make-modules|make modules"
+		"golden|make golden-test"
 		"unit-tests|SYNCTCP_FRESH_ROOT=1 make unit pytest-unit"
 		"kernel-smoke|scripts/vmrun --vm .venv/bin/python3 -m pytest -q -p no:cacheprovider tests/kernel -k '$smoke'")
 fi

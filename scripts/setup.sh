@@ -19,7 +19,8 @@ pkgs=(build-essential bc flex bison libelf-dev kmod
       valgrind   # make bench-ack: instructions per ACK (callgrind)
       nginx apache2-utils   # a real web server and client: the kernel load test (50,000 connections)
       slurm-wlm munge   # --slurm and its test: a one-node Slurm the test runs itself
-      mininet)   # Mininet 2.3 (python3-mininet for the system python; no Open vSwitch: docs/mininet.md)
+      mininet   # Mininet 2.3 (python3-mininet for the system python; no Open vSwitch: docs/mininet.md)
+      mmdebstrap)   # uml/build-rootfs.sh: the UML instances' pinned user space (docs/platform.md)
 
 missing=()
 for p in "${pkgs[@]}"; do

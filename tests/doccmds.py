@@ -128,6 +128,12 @@ RULES: List[Rule] = [
     Rule(r"^(nice -n 19 ionice -c3 uml/build-uml\.sh|make uml-kernel$)", "skip",
          "builds a UML kernel (10-15 min); tests/unit/test_uml.py checks the cached build"),
     Rule(r"^scripts/umlrun sh -c 'uname -r; cat /proc/uptime'$", "host", r"^7\.2\.\d+", needs=UML_DEFAULT),
+    Rule(r"^uml/build-rootfs\.sh --key$", "host", r"^[0-9a-f]{12}$"),
+    Rule(r"^uml/build-rootfs\.sh --print$", "host", "", exit=(0, 1)),
+    Rule(r"^uml/build-rootfs\.sh --lock$", "skip",
+         "rewrites uml/rootfs/*.lock from the mirror's current versions: a new image and new golden files"),
+    Rule(r"^SYNCTCP_GOLDEN_UPDATE=1 (\.venv/bin/)?python3 -m pytest ", "skip",
+         "rewrites the golden files; make platform-test runs the same test without it"),
     Rule(r"^SYNCTCP_UML_SERIES=7\.2 scripts/umlrun python3 -m pytest ", "skip",
          "the module tests on sid's UML kernel: minutes of wall time"),
     Rule(r"^(SYNCTCP_UML_SERIES=7\.2 )?(nice -n 10 )?scripts/umlrun "

@@ -22,7 +22,8 @@
 #
 # Layout (the conventions of tcp_option/build-kernel.sh):
 #   ~/.cache/synctcp/kernel/uml-SERIES-KEY/      KEY: hash of the patches, the
-#       .done            fragment and the source package version; older
+#       .done            fragment, the source package version, the fixed
+#                        KBUILD_BUILD_* banner and the compiler; older
 #       build/linux      directories of the same series are removed
 #       build/.config
 #       modroot/lib/modules/RELEASE/   the kernel's own =m modules
@@ -31,8 +32,9 @@
 #                        rebuilt when the sources or the kernel change)
 #   ~/.cache/synctcp/kernel/uml-SERIES -> the newest
 #
-# --print prints the cached build directory (exit 1 if there is none) and
-# builds nothing.  The last line printed is the build directory: BUILD/linux
+# Then the instances' user-space image (uml/build-rootfs.sh; not with
+# SYNCTCP_UML_ROOT=host).  --print prints the cached build directory (exit 1
+# if there is none) and builds nothing.  The last line printed is the build directory: BUILD/linux
 # is the kernel (scripts/umlrun boots it).  Run it at low priority on a
 # shared machine: nice -n 19 ionice -c3 uml/build-uml.sh
 set -euo pipefail
@@ -105,7 +107,13 @@ build_kmod() {
 		--exclude=modules.order --exclude=Module.symvers --exclude=.tmp_versions)
 	# the sources only: a local build's generated *.mod.c differ between
 	# checkouts and would make two trees rebuild for each other
-	srchash=$( (echo "$dir"; cd "$repo/kmod" && tar "${excl[@]}" --sort=name --mtime=@0 \
+	# the kernel's headers are named relative to the module directory in the
+	# objects (e.g. include/net/tcp.h's WARN_ON): without the prefix, the
+	# modules' bytes would depend on where the checkout is
+	local rel kcflags
+	rel=$(realpath -m --relative-to="$out" "$dir/src")
+	kcflags="-fmacro-prefix-map=$rel/="
+	srchash=$( (echo "$dir $kcflags"; cd "$repo/kmod" && tar "${excl[@]}" --sort=name --mtime=@0 \
 		--owner=0 --group=0 --numeric-owner -cf - .) | sha256sum | cut -c1-16)
 	if [ -f "$out/.src-hash" ] && [ "$(cat "$out/.src-hash")" = "$srchash" ] &&
 		[ -f "$out/tcp_sync.ko" ]; then
@@ -116,13 +124,20 @@ build_kmod() {
 	mkdir -p "$out"
 	(cd "$repo/kmod" && tar "${excl[@]}" -cf - .) | tar -C "$out" -xf -
 	log "kmod: building against the UML kernel"
-	if ! make -C "$dir/build" ARCH=um M="$out" CC="ccache gcc" -j"$jobs" modules \
+	if ! make -C "$dir/build" ARCH=um RUSTC=false M="$out" CC="ccache gcc" KCFLAGS="$kcflags" -j"$jobs" modules \
 		>"$out/kmod.log" 2>&1; then
 		grep -E 'error|Error' "$out/kmod.log" | head -20 >&2
 		die "kmod/ does not build for UML (log: $out/kmod.log)"
 	fi
 	echo "$srchash" >"$out/.src-hash"
 	log "kmod: $(cd "$out" && echo *.ko)"
+}
+
+# The instances' user space (uml/build-rootfs.sh), unless the host's is
+# asked for; quiet when it is built
+build_image() {
+	[ "${SYNCTCP_UML_ROOT:-image}" != host ] || return 0
+	"$here/build-rootfs.sh" >/dev/null || die "the user-space image (uml/build-rootfs.sh) failed"
 }
 
 for t in make gcc flex bison bc ccache patch xz; do
@@ -134,7 +149,18 @@ flock 8
 
 src_info=$(source_tarball) || die "cannot get the linux-source-$series package"
 read -r tarball version <<<"$src_info"
-key=$( (cat ${patches[@]+"${patches[@]}"} "${fragments[@]}"; echo "$version") | sha256sum | cut -c1-12)
+# A reproducible build: the banner's date, user and host are fixed (not
+# this machine's), and Kconfig does not look for a Rust compiler (RUSTC=false
+# in every make: a rustc on PATH put its version into the .config the kernel
+# embeds, another binary), so the same source, configuration and toolchain
+# give the same binary on any machine (docs/platform.md, "Determinism"); the
+# key covers them and the toolchain's versions
+export KBUILD_BUILD_TIMESTAMP="Thu Jan  1 00:00:00 UTC 2026" KBUILD_BUILD_USER=synctcp \
+	KBUILD_BUILD_HOST=uml KBUILD_BUILD_VERSION=1
+compiler="$(gcc --version | head -n1); $(ld --version | head -n1); RUSTC=false"
+key=$( (cat ${patches[@]+"${patches[@]}"} "${fragments[@]}"; echo "$version"
+	echo "$KBUILD_BUILD_TIMESTAMP $KBUILD_BUILD_USER@$KBUILD_BUILD_HOST #$KBUILD_BUILD_VERSION"
+	echo "$compiler") | sha256sum | cut -c1-12)
 dir=$cache/kernel/uml-$series-$key
 build=$dir/build
 export CCACHE_DIR=$cache/ccache
@@ -145,6 +171,7 @@ if [ -f "$dir/.done" ]; then
 	ln -sfn "$dir" "$cache/kernel/uml-$series"
 	log "cached, $version ($(cat "$dir/.done")): $dir"
 	build_kmod "$dir"
+	build_image
 	echo "$build"
 	exit 0
 fi
@@ -154,10 +181,10 @@ kernel_unpack "$tarball" "$dir" ${patches[@]+"${patches[@]}"} || exit 1
 
 log "configuring (ARCH=um defconfig + ${fragments[*]##*/})"
 {
-	make -C "$dir/src" O="$build" ARCH=um defconfig &&
+	make -C "$dir/src" O="$build" ARCH=um RUSTC=false defconfig &&
 		(cd "$dir/src" && ARCH=um scripts/kconfig/merge_config.sh -m -O "$build" \
 			"$build/.config" "${fragments[@]}") &&
-		make -C "$dir/src" O="$build" ARCH=um olddefconfig
+		make -C "$dir/src" O="$build" ARCH=um RUSTC=false olddefconfig
 } >"$dir/config.log" 2>&1 || { tail -20 "$dir/config.log" >&2; die "configuration failed"; }
 missing=$(missing_options "$build/.config")
 if [ -n "$missing" ]; then
@@ -172,12 +199,12 @@ done
 
 log "building linux and modules with $jobs jobs (log: $dir/build.log)"
 ccache -M 8G >/dev/null
-if ! make -C "$dir/src" O="$build" ARCH=um CC="ccache gcc" -j"$jobs" linux modules \
+if ! make -C "$dir/src" O="$build" ARCH=um RUSTC=false CC="ccache gcc" -j"$jobs" linux modules \
 	>"$dir/build.log" 2>&1; then
 	grep -E 'error|Error' "$dir/build.log" | head -20 >&2
 	die "build failed (log: $dir/build.log)"
 fi
-make -C "$dir/src" O="$build" ARCH=um INSTALL_MOD_PATH="$dir/modroot" modules_install \
+make -C "$dir/src" O="$build" ARCH=um RUSTC=false INSTALL_MOD_PATH="$dir/modroot" modules_install \
 	>>"$dir/build.log" 2>&1 || die "modules_install failed (log: $dir/build.log)"
 secs=$(($(date +%s) - start))
 release=$(cat "$build/include/config/kernel.release")
@@ -185,4 +212,5 @@ echo "built in ${secs} s on $(date -u +%FT%TZ), $(nproc) cores, $version, releas
 ln -sfn "$dir" "$cache/kernel/uml-$series"
 log "built in ${secs} s: $build/linux ($release)"
 build_kmod "$dir"
+build_image
 echo "$build"

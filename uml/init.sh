@@ -3,11 +3,19 @@
 #
 # PID 1 of a User-Mode Linux instance started by scripts/umlrun:
 #
-#   init=/REPO/uml/init.sh -- RUNDIR
+#   init=/REPO/uml/init.sh -- RUNDIR                  (the host's user space)
+#   init=/usr/lib/synctcp/boot -- /REPO/uml RUNDIR    (an image's)
 #
-# The root filesystem is the host's / through hostfs, read-only.  RUNDIR
-# (written by umlrun) holds:
+# The root filesystem is, through hostfs and read-only, the host's / or an
+# image of uml/build-rootfs.sh, whose /usr/lib/synctcp/boot mounts the
+# repository's uml/ and runs this script as "init.sh RUNDIR image".  On an
+# image the root becomes RUNDIR/root, a skeleton of the image's top level
+# with the image's usr, etc, var and opt bound in (read-only) and the host
+# directories below at their host paths; this script pivots into it.
+# RUNDIR (written by umlrun) holds:
 #   rw       the directories to mount writable (host paths), one a line
+#   ro       optional: host directories to mount read-only (on an image)
+#   root/    on an image: the new root's skeleton
 #   job.sh   the command: cd, exports, exec
 #   kmod     optional: "UMLKO REPOKO" pairs, UML builds bind-mounted over
 #            the repository's Debian .ko files (inside this instance only)
@@ -23,6 +31,7 @@
 # script uses few; it must never busy-wait (simulated time would stop).
 
 run=$1
+rootfs=${2:-host}
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
 ctl=/dev/ttyS2
@@ -41,20 +50,77 @@ poweroff_now() {
 	while :; do sleep 1; done
 }
 
-# read the run directory's lists now: the tmpfs mounts below may hide it
-# (a repository under /tmp) until its writable mount is in place
-rw=$(cat "$run/rw") || fail "cannot read $run/rw"
-mods=
-[ -f "$run/modules" ] && IFS= read -r mods <"$run/modules"
-kmods=
-[ -f "$run/kmod" ] && kmods=$(cat "$run/kmod")
-out_kind=tty err_kind=tty
-[ -f "$run/stdio" ] && read -r out_kind err_kind <"$run/stdio"
-
 mount -n -t proc proc /proc || fail "cannot mount /proc"
+# CONFIG_DEVTMPFS_MOUNT mounts /dev for block-device roots only; an image
+# always gets the kernel's devices, not the image's few static nodes
+if [ "$rootfs" = image ]; then
+	mountpoint -q /dev || mount -n -t devtmpfs devtmpfs /dev || fail "cannot mount /dev"
+elif ! [ -c /dev/null ]; then
+	mount -n -t devtmpfs devtmpfs /dev || fail "cannot mount /dev"
+fi
+
+# read the run directory's lists now: the tmpfs mounts below may hide it
+# (a repository under /tmp) until its writable mount is in place; on an
+# image it is not visible at all before its own mount
+lists=$run
+if [ "$rootfs" = image ]; then
+	lists=/run/rundir
+	mkdir -p "$lists" && mount -n -r -t hostfs -o "$run" hostfs "$lists" ||
+		fail "cannot mount the run directory $run"
+fi
+rw=$(cat "$lists/rw") || fail "cannot read $run/rw"
+ro=
+[ -f "$lists/ro" ] && ro=$(cat "$lists/ro")
+mods=
+[ -f "$lists/modules" ] && IFS= read -r mods <"$lists/modules"
+kmods=
+[ -f "$lists/kmod" ] && kmods=$(cat "$lists/kmod")
+out_kind=tty err_kind=tty
+[ -f "$lists/stdio" ] && read -r out_kind err_kind <"$lists/stdio"
+
+# The host directories, each its own hostfs mount at its host path below
+# $1, writable (rw) or not (ro); mkdir: a directory under /tmp needs its
+# mount point in the new tmpfs.
+mount_host_dirs() {
+	while read -r mode dir; do
+		[ -n "$dir" ] || continue
+		[ -d "$1$dir" ] || mkdir -p "$1$dir" || fail "no mount point for $dir"
+		if [ "$mode" = rw ]; then
+			mount -n -t hostfs -o "$dir" hostfs "$1$dir" || fail "cannot mount $dir writable"
+		else
+			mount -n -r -t hostfs -o "$dir" hostfs "$1$dir" || fail "cannot mount $dir"
+		fi
+	done <<-EOF
+	$(printf '%s\n' "$rw" | sed 's/^/rw /'; printf '%s\n' "$ro" | sed 's/^/ro /')
+	EOF
+}
+
+# An image's root: RUNDIR/root, the skeleton umlrun made on the host (the
+# image's top-level links and directories, the host directories' mount
+# points: made there, not in a tmpfs here, whose every new inode takes a
+# random number and would make the kernel's random numbers depend on the
+# host's paths), with the image's usr, etc, var and opt bound in
+if [ "$rootfs" = image ]; then
+	umount -n "$lists"
+	new=/mnt
+	mount -n -r -t hostfs -o "$run/root" hostfs "$new" || fail "cannot mount $run/root"
+	for name in usr etc var opt; do
+		[ -d "/$name" ] || continue
+		mount -n --bind "/$name" "$new/$name" && mount -n -o remount,bind,ro "$new/$name" ||
+			fail "cannot mount the image's /$name"
+	done
+	mount -n -t tmpfs -o mode=755,nosuid,nodev run "$new/run"
+	mkdir -p "$new/run/netns" "$new/run/lock" "$new/run/mount"
+	mount -n -t tmpfs -o mode=1777,nosuid,nodev tmp "$new/tmp"
+	mount -n -t tmpfs -o mode=1777,nosuid,nodev vartmp "$new/var/tmp"
+	mount_host_dirs "$new"
+	mount -n --move /proc "$new/proc" && mount -n --move /dev "$new/dev" ||
+		fail "cannot move /proc and /dev"
+	cd "$new" && pivot_root . .oldroot || fail "cannot pivot into the new root"
+	cd /
+	umount -n -l /.oldroot
+fi
 mount -n -t sysfs sysfs /sys
-# CONFIG_DEVTMPFS_MOUNT mounts /dev for block-device roots only
-[ -c /dev/null ] || mount -n -t devtmpfs devtmpfs /dev || fail "cannot mount /dev"
 mkdir -p /dev/pts /dev/shm
 mount -n -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
 mount -n -t tmpfs -o mode=1777,nosuid,nodev shm /dev/shm
@@ -67,26 +133,37 @@ ln -sf /proc/self/fd/2 /dev/stderr
 stty -F /dev/ttyS0 raw -echo
 stty -F /dev/ttyS1 raw -echo
 stty -F "$ctl" raw -echo
-mount -n -t tmpfs -o mode=755,nosuid,nodev run /run
-mkdir -p /run/netns /run/lock /run/mount
-mount -n -t tmpfs -o mode=1777,nosuid,nodev tmp /tmp
-mount -n -t tmpfs -o mode=1777,nosuid,nodev vartmp /var/tmp
+if [ "$rootfs" != image ]; then
+	mount -n -t tmpfs -o mode=755,nosuid,nodev run /run
+	mkdir -p /run/netns /run/lock /run/mount
+	mount -n -t tmpfs -o mode=1777,nosuid,nodev tmp /tmp
+	mount -n -t tmpfs -o mode=1777,nosuid,nodev vartmp /var/tmp
+fi
 [ -d /sys/fs/cgroup ] && mount -n -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
 
-# the writable host directories, each its own read-write hostfs mount
-# (mkdir: a directory under /tmp needs its mount point in the new tmpfs)
-while IFS= read -r dir; do
-	[ -n "$dir" ] || continue
-	[ -d "$dir" ] || mkdir -p "$dir"
-	mount -n -t hostfs -o "$dir" hostfs "$dir" || fail "cannot mount $dir writable"
-done <<EOF
-$rw
-EOF
+[ "$rootfs" = image ] || mount_host_dirs ""
+# An image's Python loads the bytecode compiled with it (umlrun sets
+# PYTHONPYCACHEPREFIX=/run/pycache there): the image's own, and the
+# repository's compiled afresh in each instance, never a .pyc file another
+# Python wrote (docs/platform.md, "The instances' user space")
+if [ "$rootfs" = image ] && [ -d /usr/lib/pycache/usr ]; then
+	mkdir -p /run/pycache/usr
+	mount -n --bind /usr/lib/pycache/usr /run/pycache/usr &&
+		mount -n -o remount,bind,ro /run/pycache/usr
+fi
 # the UML kernel's modules where modprobe looks for them
 [ -n "$mods" ] && [ -d "$mods" ] && mount -n --bind "$mods" /lib/modules
-# kmod/*.ko of the repository are the Debian kernel's: the UML builds over them
+# kmod/*.ko of the repository are the Debian kernel's: the UML builds over
+# them.  On an image one mount for each UML build, failing where the
+# repository has no .ko (make modules): every process takes random numbers
+# (stack canary, address-space layout), and their count before the command
+# must not depend on what the host built
 while read -r uko rko; do
-	[ -n "$uko" ] && [ -f "$uko" ] && [ -f "$rko" ] && mount -n --bind "$uko" "$rko"
+	if [ "$rootfs" = image ]; then
+		[ -n "$uko" ] && mount -n --bind "$uko" "$rko" 2>/dev/null
+	else
+		[ -n "$uko" ] && [ -f "$uko" ] && [ -f "$rko" ] && mount -n --bind "$uko" "$rko"
+	fi
 done <<EOF
 $kmods
 EOF
@@ -96,8 +173,14 @@ echo uml >/proc/sys/kernel/hostname
 
 # Simulated time starts at 0 and boot costs none of it; programs that take
 # a monotonic tv_sec of 0 for "unset" (iputils ping: no 1 s pacing) would
-# misbehave, so the command starts at uptime 1 s.
-sleep 1
+# misbehave, so the command starts at uptime 1 s.  On an image, at 1 s
+# exactly: the steps above read the clock a number of times that depends on
+# the host's paths (each read advances it 256 ns; docs/platform.md)
+if [ -x /usr/lib/synctcp/sleep-until ]; then
+	/usr/lib/synctcp/sleep-until 1 || fail "sleep-until failed"
+else
+	sleep 1
+fi
 read -r up _ </proc/uptime
 echo "start $up" >"$ctl"
 # as on the host, programs see a pipe (no colours, block buffering) unless

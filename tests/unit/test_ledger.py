@@ -392,3 +392,31 @@ def test_provenance_of_a_resumed_run_says_whose_wall_it_is(tmp_path: Path) -> No
     (s,) = [x for x in ledger.build([run], tmp_path / "f") if x.runs]
     assert ("wall 10.0 s in the last of 3 sessions (resumed 2026-11-26T10:28:50Z) (instances "
             "18.0 s for 90.0 simulated s)") in provenance(s.runs[0])
+
+
+def test_runs_of_other_images_or_kernels_are_named(tmp_path: Path) -> None:
+    """Each run says the image and kernel its instances had; a claim whose runs
+    had different ones says so (issue 34)."""
+    def run(name: str, image: Any, kernel: Any) -> Path:
+        d = _ftp(tmp_path / name, sync_queue=30.0, sync_util=0.95)
+        meta = json.loads((d / "meta.json").read_text())
+        meta.update({"uml_image": image, "uml_kernel_sha256": kernel})
+        (d / "meta.json").write_text(json.dumps(meta))
+        return d
+
+    img, k1, k2 = "0123456789ab " + "c" * 64, "d" * 64, "e" * 64
+    same = ledger.build([run("a", img, k1), run("b", img, k1)], tmp_path / "f")
+    s = _section(same, "weigle-ftp")
+    assert not any("not all made with the same" in n for n in s.notes), s.notes
+    assert "image 0123456789ab cccccccccccc, kernel dddddddddddd" in provenance(s.runs[0])
+    mixed = _section(ledger.build([run("c", img, k1), run("d", img, k2)], tmp_path / "f"),
+                     "weigle-ftp")
+    note = next(n for n in mixed.notes if "not all made with the same" in n)
+    assert "kernel dddddddddddd" in note and "kernel eeeeeeeeeeee" in note
+    # one run whose cases differed, alone; and an old run beside a new one
+    one = _section(ledger.build([run("e", img, [k1, k2])], tmp_path / "f"), "weigle-ftp")
+    assert any("not all made with the same" in n for n in one.notes)
+    old = _ftp(tmp_path / "old", sync_queue=30.0, sync_util=0.95)
+    both = _section(ledger.build([old, run("f", img, k1)], tmp_path / "f"), "weigle-ftp")
+    note = next(n for n in both.notes if "not all made with the same" in n)
+    assert "not recorded" in note

@@ -56,6 +56,7 @@ COMMANDS: Dict[str, str] = {
     # scripts/setup.sh
     "gcc": "gcc", "cc": "gcc", "patch": "patch", "bc": "bc", "flex": "flex", "bison": "bison",
     "ccache": "ccache", "pahole": "pahole", "clang": "clang", "xz": "xz-utils", "readelf": "binutils-x86-64-linux-gnu",
+    "ld": "binutils-x86-64-linux-gnu",
     "insmod": "kmod", "rmmod": "kmod", "modprobe": "kmod", "modinfo": "kmod", "depmod": "kmod",
     "lsmod": "kmod",
     "qemu-system-x86_64": "qemu-system-x86", "busybox": "busybox-static",
@@ -78,7 +79,7 @@ COMMANDS: Dict[str, str] = {
     "vng": "pip:virtme-ng", "virtme-configkernel": "pip:virtme-ng",
     # the project's own console scripts (pyproject.toml)
     "synctcp": "pip:synctcp", "synctcp-testbed": "pip:synctcp", "synctcp-mininet": "pip:synctcp",
-    # scripts/fresh-check.sh installs its own tool when missing
+    # uml/build-rootfs.sh (and scripts/fresh-check.sh, which installs it when missing)
     "mmdebstrap": "mmdebstrap",
 }
 
@@ -102,7 +103,7 @@ PREREQ = {"git", "make"}
 # packages a listed package brings along (dpkg -S names them, not the listed one)
 VIA = {"gcc": "build-essential", "patch": "build-essential", "make": "build-essential",
        "xz-utils": "build-essential", "binutils-x86-64-linux-gnu": "build-essential", "python3-minimal": "python3-pip", "openssl": "libssl-dev",
-       "pahole": "dwarves", "mmdebstrap": "scripts/fresh-check.sh",
+       "pahole": "dwarves",
        "slurm-client": "slurm-wlm", "slurmctld": "slurm-wlm", "slurmd": "slurm-wlm"}
 # dpkg -S names the real owner of an alternative or a versioned package
 OWNER_ALSO = {"gcc": {"gcc-12", "cpp-12"}, "clang": {"clang-14"}, "python3-minimal": {"python3.11-minimal"}}

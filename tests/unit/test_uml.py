@@ -28,6 +28,7 @@ REPO = Path(__file__).resolve().parents[2]
 FRAGMENT = REPO / "uml" / "uml.config"
 UMLRUN = REPO / "scripts" / "umlrun"
 BUILD = REPO / "uml" / "build-uml.sh"
+ROOTFS = REPO / "uml" / "build-rootfs.sh"
 SERIES = os.environ.get("SYNCTCP_UML_SERIES", "7.2")
 
 # what the platform needs from the kernel (the issue's list)
@@ -116,6 +117,66 @@ def test_build_script_usage_errors_exit_2() -> None:
     for args in (["--bogus"], ["--series"], ["--series", "six"]):
         r = subprocess.run([str(BUILD), *args], capture_output=True, text=True)
         assert r.returncode == 2 and "usage" in r.stderr, (args, r)
+    for args in (["--bogus"], ["--key", "--print"]):
+        r = subprocess.run([str(ROOTFS), *args], capture_output=True, text=True)
+        assert r.returncode == 2 and "usage" in r.stderr, (args, r)
+
+
+def test_image_key_is_the_build_scripts() -> None:
+    """umlrun looks for the image under the key uml/build-rootfs.sh builds it by."""
+    r = subprocess.run([str(ROOTFS), "--key"], capture_output=True, text=True)
+    assert r.returncode == 0 and re.fullmatch(r"[0-9a-f]{12}\n", r.stdout), r
+    assert load_umlrun().image_key() == r.stdout.strip()
+
+
+@pytest.mark.parametrize("root, message", [
+    ("/nonexistent", "SYNCTCP_UML_ROOT='/nonexistent'"),
+    ("relative/dir", "absolute path"),
+])
+def test_bad_root_is_one_line_and_exit_2(root: str, message: str) -> None:
+    r = umlrun("true", env={"SYNCTCP_UML_ROOT": root})
+    if r.returncode == 2 and "no UML" in r.stderr:
+        pytest.skip("no UML kernel to get that far")
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and message in r.stderr, r
+
+
+def test_image_environment_is_the_images_whatever_the_callers() -> None:
+    m = load_umlrun()
+    env = {"PATH": f"/root/.pyenv/shims:{REPO}/scripts:/usr/bin:/usr/local/bin",
+           "PYTHONPATH": f"tools:/opt/elsewhere:{REPO}/tests", "LANG": "de_DE.UTF-8",
+           "LC_ALL": "de_DE.UTF-8", "HOME": "/home/someone"}
+    rootfs = {"mode": "image", "path": "/nonexistent-image", "key": "0" * 12}
+    old = dict(os.environ)
+    try:
+        os.environ.update(env)
+        got = m.image_env(dict(env), rootfs, [str(REPO), "/cache"])
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+    assert got["PATH"] == m.IMAGE_PATH + f":{REPO}/scripts"
+    own = [str(REPO / d) for d in ("tools", "testbed", "mininet")]
+    assert got["PYTHONPATH"].split(":") == [own[0], f"{REPO}/tests", *own[1:]]
+    assert (got["LANG"], got["HOME"], "LC_ALL" in got) == ("C.UTF-8", "/root", False)
+    assert got["SYNCTCP_UML_ROOTFS"] == "image " + "0" * 12
+    assert got["PYTHONSAFEPATH"] == "1"
+
+    # a Python named by any path, a venv's in the repository too, is the
+    # image's python3; another program of the repository stays itself
+    root = Path(tempfile.mkdtemp())
+    try:
+        (root / "usr" / "bin").mkdir(parents=True)
+        (root / "usr" / "bin" / "python3").touch()
+        (root / "usr" / "bin" / "ip").touch()
+        for asked, got_ in ((f"{REPO}/.venv/bin/python3.11", "/usr/bin/python3"),
+                            ("/root/.pyenv/versions/3.11.7/bin/python3", "/usr/bin/python3"),
+                            ("/sbin/ip", "/usr/bin/ip"),
+                            (f"{REPO}/scripts/vmrun", f"{REPO}/scripts/vmrun"),
+                            ("python3", "python3")):
+            assert m.image_program([asked, "-m", "x"], str(root), [str(REPO)]) == \
+                [got_, "-m", "x"], asked
+    finally:
+        shutil.rmtree(root)
+
 
 
 def test_sandbox_plan_hides_unenterable_dirs_and_shows_path_entries() -> None:
@@ -155,6 +216,9 @@ def build() -> Path:
     b = build_dir()
     if b is None:
         pytest.skip(f"no UML {SERIES} build in the cache (nice -n 19 uml/build-uml.sh)")
+    if os.environ.get("SYNCTCP_UML_ROOT", "image") == "image" and subprocess.run(
+            [str(ROOTFS), "--print"], capture_output=True).returncode != 0:
+        pytest.skip("no user-space image for the instances (uml/build-rootfs.sh)")
     return b
 
 
@@ -171,7 +235,9 @@ def test_built_config_has_every_fragment_setting(build: Path) -> None:
 
 
 def test_kmod_is_built_for_uml(build: Path) -> None:
-    kmod = build.parent / "kmod"
+    kmod = REPO / "kmod" / "build" / f"uml-{SERIES}"      # this checkout's (b12fb27)
+    if not kmod.is_dir():
+        pytest.skip(f"this checkout has not built kmod/ for UML {SERIES} (uml/build-uml.sh)")
     for name in CC_MODULES.values():
         ko = kmod / f"{name}.ko"
         assert ko.is_file(), ko
@@ -249,6 +315,77 @@ def test_simulated_time_and_netem_rtt(build: Path) -> None:
     assert r.returncode == 0, r.stdout + r.stderr
     rtts = [float(x) for x in re.findall(r"icmp_seq=[23] .*time=([\d.]+) ms", r.stdout)]
     assert len(rtts) == 2 and all(abs(t - 100.0) < 0.01 for t in rtts), r.stdout
+
+
+@pytest.fixture(scope="module")
+def image() -> Path:
+    if os.environ.get("SYNCTCP_UML_ROOT", "image") != "image":
+        pytest.skip("SYNCTCP_UML_ROOT is not image")
+    r = subprocess.run([str(ROOTFS), "--print"], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip("no user-space image (uml/build-rootfs.sh)")
+    return Path(r.stdout.strip())
+
+
+def test_the_image_is_the_user_space_and_meta_names_it(build: Path, image: Path) -> None:
+    run = REPO / "results" / "uml-test-image"
+    script = ('test -x /usr/lib/synctcp/boot && echo image; echo "$PATH|$LANG|$HOME"; '
+              'python3 -c "import sys; print(sys.executable, sys.version_info[:2])"')
+    r = umlrun(sys.executable, "-c", "import sys, subprocess; print(sys.executable); "
+               f"sys.stdout.flush(); subprocess.run(['sh', '-c', {script!r}])",
+               env={"SYNCTCP_UML_RUNDIR": str(run), "LANG": "de_DE.UTF-8",
+                    "PATH": "/nowhere/bin:" + os.environ.get("PATH", "")})
+    try:
+        assert r.returncode == 0, r.stderr
+        m = load_umlrun()
+        assert r.stdout.splitlines() == ["/usr/bin/python3", "image",
+                                         f"{m.IMAGE_PATH}|C.UTF-8|/root",
+                                         "/usr/bin/python3 (3, 11)"], r.stdout
+        meta = json.loads((run / "meta.json").read_text())
+        top = image.resolve().parent
+        assert meta["rootfs"] == {"mode": "image", "path": str(top / "root"), "key": top.name,
+                                  "content_sha256": (top / "content.sha256").read_text().strip()}
+        linux = Path(meta["kernel"])
+        import hashlib
+        assert meta["kernel_sha256"] == hashlib.sha256(linux.read_bytes()).hexdigest()
+        if sys.executable != "/usr/bin/python3":
+            assert meta["command_asked"][0] == sys.executable
+            assert meta["command"][0] == "/usr/bin/python3"
+    finally:
+        subprocess.run(["rm", "-rf", str(run)])
+
+
+def test_host_user_space_on_request(build: Path) -> None:
+    r = umlrun("sh", "-c", "test -e /usr/lib/synctcp/boot && echo image || echo host",
+               env={"SYNCTCP_UML_ROOT": "host"})
+    assert r.returncode == 0 and r.stdout == "host\n", r
+    assert "the host's user space" in r.stderr
+
+
+def test_same_instance_from_any_repository_path(build: Path, image: Path) -> None:
+    """A copy of the repository deeper down (its scripts and packages, without
+    kmod/*.ko) boots an instance whose clock and random numbers after a
+    Python start are this one's: nothing of the host's paths reaches them."""
+    copy = REPO / "results" / "uml-test-path" / "a" / "much" / "deeper" / "copy"
+    subprocess.run(["rm", "-rf", str(copy.parents[3])])
+    try:
+        for rel in ("scripts/umlrun", "uml/init.sh", "uml/build-rootfs.sh",
+                    "uml/rootfs/debs.lock", "uml/rootfs/wheels.lock", "kmod/Kbuild"):
+            (copy / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / rel, copy / rel)
+        for rel in ("tools", "testbed", "mininet"):     # on the instance's PYTHONPATH
+            shutil.copytree(REPO / rel, copy / rel,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        probe = ["sh", "-c", "cat /proc/sys/kernel/random/uuid; python3 -c "
+                 "'import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC))'"]
+        here = umlrun(*probe)
+        there = subprocess.run([str(copy / "scripts" / "umlrun"), *probe], capture_output=True,
+                               text=True, timeout=120, cwd=copy)
+        assert here.returncode == 0 and there.returncode == 0, (here.stderr, there.stderr)
+        assert here.stdout == there.stdout, (here.stdout, there.stdout)
+        assert int(here.stdout.split()[1]) - 1_000_000_000 < 10_000_000, here.stdout
+    finally:
+        subprocess.run(["rm", "-rf", str(copy.parents[3])])
 
 
 def test_uml_build_of_tcp_sync_loads(build: Path) -> None:

@@ -41,10 +41,15 @@ def cache_dir() -> Path:
 
 
 def build(source: Traversable) -> str:
-    """Path of the program compiled from ``source``, compiling it if needed."""
+    """Path of the program compiled from ``source``, compiling it if needed.
+
+    In a UML instance on a user-space image (``SYNCTCP_UML_ROOTFS``, set by
+    scripts/umlrun) the image's compiler builds it, under a name of its own:
+    the image's programs are never the host's builds."""
     name = source.name.rsplit(".", 1)[0]
     src = source.read_bytes()
-    digest = hashlib.sha256(src + " ".join(CFLAGS).encode()).hexdigest()[:12]
+    toolchain = os.environ.get("SYNCTCP_UML_ROOTFS", "").encode()
+    digest = hashlib.sha256(src + " ".join(CFLAGS).encode() + toolchain).hexdigest()[:12]
     out = cache_dir() / f"{name}-{digest}"
     if out.exists():
         return str(out)

@@ -68,12 +68,24 @@ def prepare(plat: Platform, log: Log) -> Dict[str, Any]:
         series = uml_series()
         log(f"UML {series}: checking the kernel and the modules built for it "
             f"(uml/build-uml.sh; the first build takes 10-15 minutes)")
-        build = repo("the uml platform") / "uml" / "build-uml.sh"
-        res = subprocess.run(["nice", "-n", "10", str(build),
+        top = repo("the uml platform")
+        res = subprocess.run(["nice", "-n", "10", str(top / "uml" / "build-uml.sh"),
                               "--series", series], stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE, text=True)
         if res.returncode != 0:
             raise PlatformError(f"UML {series} kernel: {res.stderr.strip().splitlines()[-1:]}")
+        if os.environ.get("SYNCTCP_UML_ROOT", "image") != "host":
+            # the C helpers for the instances' user-space image, built by its
+            # compiler in an instance of their own (helpers.build)
+            res = subprocess.run(
+                [str(top / "scripts" / "umlrun"), "--", "python3", "-c",
+                 "from synctcp_testbed.platform.helpers import flowgen_path, qsampler_path; "
+                 "qsampler_path(); flowgen_path()"],
+                stdin=subprocess.DEVNULL, capture_output=True, text=True, cwd=str(top),
+                env=dict(os.environ, PYTHONPATH=pythonpath()))
+            if res.returncode != 0:
+                raise PlatformError("the C helpers in the UML image: "
+                                    + " | ".join(res.stderr.strip().splitlines()[-3:]))
         _PREPARED["uml"] = True
         return {"series": series}
     res = subprocess.run(["make", "-s", "-C", str(repo(f"the {plat.name} platform")), "modules"],

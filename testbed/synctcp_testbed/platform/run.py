@@ -184,6 +184,12 @@ def _platform_meta(meta: Dict[str, Any], out: Path, here: bool, ids: List[str],
                      "userspace": sorted({m.get("userspace") for m in sims if m.get("userspace")}),
                      "uml_release": sorted({m.get("release") for m in sims if m.get("release")})})
     meta["wall_cost"] = cost
+    # what the instances ran: the user-space image ("KEY CONTENT_SHA256", or
+    # host) and the kernel binary's SHA256; a list when cases differ
+    for key, field in (("uml_image", "image"), ("uml_kernel_sha256", "kernel_sha256")):
+        got = sorted({m[field] for m in sims if m.get(field)})
+        if got:
+            meta[key] = got[0] if len(got) == 1 else got
     where = {i: w for i in ids if (w := _load_json(out / i / "where.json"))}
     if where:
         meta["case_where"] = where

@@ -44,7 +44,11 @@ def uml_cost(cdir: Path) -> Optional[Dict[str, Any]]:
     except (OSError, json.JSONDecodeError):
         return None
     sim, wall = m.get("command_sim_s"), m.get("command_wall_s")
+    rootfs = m.get("rootfs") or {"mode": "host"}
     return {"release": m.get("release"), "time_mode": m.get("time_mode"),
+            "kernel_sha256": m.get("kernel_sha256"),
+            "image": (f"{rootfs.get('key')} {rootfs.get('content_sha256')}"
+                      if rootfs.get("mode") == "image" else rootfs.get("mode")),
             "userspace": m.get("userspace"), "random_seed": m.get("random_seed"),
             "wall_s": m.get("wall_s"), "command_wall_s": wall, "command_sim_s": sim,
             "sim_per_wall": round(sim / wall, 3) if sim and wall else None}

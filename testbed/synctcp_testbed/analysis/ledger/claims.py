@@ -14,7 +14,7 @@ from typing import List, Sequence
 from ..rundir import Run, RunDirError, load_run
 from .gu import gu
 from .holl import holl
-from .markdown import table
+from .markdown import software, table
 from .martin import martin
 from .model import Claim, LedgerError, Section
 from .reverse import reverse
@@ -118,4 +118,13 @@ def build(rundirs: Sequence[Path], figs: Path) -> List[Section]:
     for sec, claim in zip(sections, CLAIMS):
         if sec.runs:
             claim.evaluate(sec, figs)
+            # a run's image and kernel ("" unrecorded; " and " where its cases differed)
+            soft = [software(r) for r in sec.runs]
+            if len(set(soft)) > 1 or any(" and " in s for s in soft):
+                named = "; ".join(f"`{r.scenario_name}`: {s or 'not recorded'}"
+                                  for r, s in zip(sec.runs, soft))
+                sec.notes.append(
+                    f"The runs combined here were not all made with the same user-space image "
+                    f"and kernel ({named}): the same commit and seed give the same figures only "
+                    f"on the same ones (docs/platform.md, \"Determinism\").")
     return sections

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import List, Sequence
+from typing import Any, List, Sequence
 
 from ..rundir import Run
 from .model import Section
@@ -37,6 +37,19 @@ def planned_cases(run: Run) -> List[str]:
     return [c.id for c in cases if c.id not in skipped]
 
 
+def software(run: Run) -> str:
+    """The user-space image and kernel binary a run's instances had (meta.json
+    ``uml_image``, ``uml_kernel_sha256``; lists when its cases differed), or
+    "" when the run did not record them (before the image, or not on UML)."""
+    def short(v: Any) -> str:
+        vals = v if isinstance(v, list) else [v]
+        return " and ".join(" ".join(w[:12] for w in str(x).split()) for x in vals)
+    image, kernel = run.meta.get("uml_image"), run.meta.get("uml_kernel_sha256")
+    if not image and not kernel:
+        return ""
+    return f"image {short(image) if image else '?'}, kernel {short(kernel) if kernel else '?'}"
+
+
 def provenance(run: Run) -> str:
     m = run.meta
     cost = m.get("wall_cost") or {}
@@ -56,11 +69,13 @@ def provenance(run: Run) -> str:
     # a resumed run's wall is its last session's; the instances' are all cases'
     last = (f" in the last of {len(resumed) + 1} sessions (resumed "
             f"{resumed[-1].get('utc', '?')})" if resumed else "")
+    soft = software(run)
     return (f"`{run.scenario_name}` (sync and mixreact: variant {variant}): {count}, seeds "
             f"{','.join(str(s) for s in seeds) or '-'}; platform {plat}, kernel {kernel or '?'}, "
             f"commit {m.get('git') or '?'}, started {m.get('started_utc', '?')}, wall "
             f"{cost.get('wall_s', '?')} s{last} (instances {cost.get('instance_wall_s', '?')} s "
-            f"for {cost.get('simulated_s', '?')} simulated s)")
+            f"for {cost.get('simulated_s', '?')} simulated s)"
+            + (f"; {soft}" if soft else ""))
 
 
 def render(sections: Sequence[Section], out: Path, command: str) -> str:
