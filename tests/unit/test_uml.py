@@ -168,6 +168,7 @@ def test_image_environment_is_the_images_whatever_the_callers() -> None:
         (root / "usr" / "bin" / "python3").touch()
         (root / "usr" / "bin" / "ip").touch()
         for asked, got_ in ((f"{REPO}/.venv/bin/python3.11", "/usr/bin/python3"),
+                            (".venv/bin/python3", "/usr/bin/python3"),
                             ("/root/.pyenv/versions/3.11.7/bin/python3", "/usr/bin/python3"),
                             ("/sbin/ip", "/usr/bin/ip"),
                             (f"{REPO}/scripts/vmrun", f"{REPO}/scripts/vmrun"),
