@@ -3,7 +3,8 @@
 :func:`prepare` compiles the C helpers and byte-compiles the packages here
 (every instance then loads the same ``.pyc`` files and none writes any:
 docs/platform.md, "Determinism"), then checks the UML kernel
-(``uml/build-uml.sh``) or builds the modules (``make modules``) of the
+(``uml/build-uml.sh``) and builds the C helpers again in an instance, by the
+user-space image's compiler, or builds the modules (``make modules``) of the
 checkout.  :func:`pythonpath` is the ``PYTHONPATH`` an instance gets: the
 directories this process imported the packages from, so an instance runs
 the same code whether it comes from a checkout or an installed wheel.
