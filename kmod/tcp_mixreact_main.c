@@ -52,11 +52,10 @@
  *    (loss recovery, CWR, duplicate ACKs) is dropped, and after loss
  *    recovery or CWR cwnd grows as Reno's until the next decision.
  *  - The 10 ms pre-loss floor is a module parameter.
- *  - The minimum OTT is that of the last 30 to 60 s (two 30 s windows), not
- *    of the whole connection, and a sample farther from it than 2 srtt +
- *    100 ms is dropped (64 such in a row restart the estimator: a clock
- *    step).  The dissertation trusts every sample for ever; here one
- *    forged or broken sample could otherwise steer the flow for good.
+ *  - A sample farther from the minimum OTT than 2 srtt + 100 ms is
+ *    dropped (64 such in a row restart the estimator: a clock step).  The
+ *    dissertation trusts every sample for ever; here one forged or broken
+ *    sample could otherwise steer the flow for good.
  *  - With RFC 7323 timestamps, a TSval that jumps (or wraps after a long
  *    idle) against our clock by more than 2 s restarts the OTT base.
  *  - Variant "paper" keeps what the measurement needs on Linux, as
@@ -69,12 +68,11 @@
  *    keeping at least cwnd * (1 - qdelay / srtt), and a decrease that the
  *    hold blocks keeps cwnd (it does not continue an increase); while the
  *    queue drains, +25% per RTT below a quarter of the maximum, +1 segment
- *    at 25-50%, no growth at 50-75%; the minimum OTT of the last 30 to
- *    60 s; pacing, cwnd following the ACK path's delay (bounded: see
- *    tcp_sync), and the destination's learnt full-queue delay for a new
- *    connection, as tcp_sync.  Alone: 1.00 of Reno's goodput with 0.42 of
- *    its queue (1 and 3 flows); under reverse load it keeps 0.96 of its
- *    goodput.
+ *    at 25-50%, no growth at 50-75%, the +1 tapered as the queue nears
+ *    25% of the maximum as tcp_sync's; the prompt estimator, the two modes
+ *    and the base probe, pacing, cwnd following the ACK path's delay
+ *    (bounded: see tcp_sync), and the destination's learnt full-queue
+ *    delay for a new connection, as tcp_sync.
  */
 #include <linux/atomic.h>
 #include <linux/inet_diag.h>
@@ -264,6 +262,7 @@ static void mixreact_cong_avoid(struct sock *sk, u32 ack, u32 acked)
  */
 static void mixreact_set_state(struct sock *sk, u8 new_state)
 {
+	const struct tcp_sock *tp = tcp_sk(sk);
 	struct mixreact *ca = inet_csk_ca(sk);
 
 	if (!ca->st)
@@ -271,7 +270,9 @@ static void mixreact_set_state(struct sock *sk, u8 new_state)
 	switch (new_state) {
 	case TCP_CA_Loss:
 	case TCP_CA_Recovery:
-		synctcp_mix_on_loss(ca->st, new_state == TCP_CA_Loss);
+		synctcp_mix_on_loss(ca->st, new_state == TCP_CA_Loss,
+				    tp->tcp_mstamp, tp->srtt_us >> 3,
+				    synctcp_min_rtt_us(tp));
 		synctcp_flow_loss(sk, &ca->st->flow);
 		break;
 	case TCP_CA_CWR:

@@ -53,25 +53,38 @@
  * honest run has dropped a sample: docs/reverse-path.md); the peer's clock
  * rate must fit a known one (above).
  *
- * Notable differences of variant "best", the default (docs/sync-tcp.md and
- * docs/reverse-path.md have the figures):
- *  - A cut keeps cwnd * (1 - qdelay / srtt), between 1/2 and 15/16, and
- *    sets ssthresh to it, as an ECN response does.
+ * Notable differences of variant "best", the default (docs/sync-tcp.md,
+ * docs/coexistence.md and docs/reverse-path.md have the figures):
+ *  - The threshold is 25% of the maximum (parameter best_thresh_pct), the
+ *    additive increase tapers as the queue nears it ((T - qdelay) / T
+ *    segments per RTT, at least 1/16), and a cut drains the queue to half
+ *    the threshold: cwnd * (1 - (qdelay - T/2) / srtt), between 1/2 and
+ *    15/16, rounded to the nearest segment, ssthresh set to it as an ECN
+ *    response does.  Twenty flows that each add a segment per RTT refill a
+ *    queue faster than halvings of 3-segment windows drain it: on
+ *    weigle-ftp (20 flows each way) the paper's rule left the queue where
+ *    Reno's is.
+ *  - The prompt estimator (core/ott.h): an ACK of one segment may have
+ *    waited for the peer's delayed-ACK timer and only bounds the queuing
+ *    delay from above; the maximum rises only to what two prompt samples
+ *    in a row agree on; the base is the smallest OTT and rises only when a
+ *    30 s window shows a longer path.
  *  - Loss recovery starts the same "once per RTT" hold as a cut, and a
  *    loss within the round trip of a cut keeps cwnd, so a loss and the
  *    delay signal of one episode cost one reduction, in either order.
- *  - The minimum OTT is that of the last 30 to 60 s (the maximum still
- *    never decreases).
+ *  - Two modes and a base probe (core/mode.h): a flow whose queue stood at
+ *    max(T, M/2) or more for a second (4 RTTs) shares it with loss-based
+ *    flows and reacts to losses only, as Reno, until a loss shows it
+ *    alone; a flow whose queue has not dipped for 10 s (8 RTTs) drains its
+ *    share once, so that latecomers see the true base.
  *  - Pacing at 120% of cwnd / srtt.
- *  - cwnd follows the delay of the ACK path (core/revcomp.h): scaled by
+ *  - cwnd follows the delay of the ACK path (core/revcomp.h), measured on
+ *    the raw OTT (a held ACK's hold is not a path delay): scaled by
  *    (B + r) / (B + r_applied) once per round trip against a filtered
  *    reference, never raised unless cwnd-limited, at most twice the last
  *    round's flight per rise and 4x in all, r bounded by RTT - min RTT.
- *    Under a queue on the ACK path sync kept 0.71 of its goodput, with it
- *    0.97-1.00.
  *  - A new connection starts from the full-queue delay an earlier one to
  *    the same address learnt (glue/pathcache.c, per network namespace).
- *  - The detection threshold is a module parameter (default 50%).
  *
  * The state (about 150 bytes) does not fit in ICSK_CA_PRIV_SIZE on every
  * kernel, so init allocates it, as tcp_cdg does; when that fails the
@@ -91,6 +104,9 @@
 
 /* Detection threshold, in percent of the maximum queuing delay (1..100). */
 static unsigned int thresh_pct __read_mostly = SYNCTCP_PQLEN_DEFAULT_PCT;
+
+/* Variant "best"'s threshold (1..100). */
+static unsigned int best_thresh_pct __read_mostly = SYNCTCP_SYNC_BEST_PCT;
 
 /* OTT source of new connections (enum synctcp_source_mode). */
 static unsigned int source_mode __read_mostly = SYNCTCP_SOURCE_AUTO;
@@ -128,7 +144,10 @@ static const struct kernel_param_ops sync_failures_ops = {
 
 module_param_cb(thresh_pct, &sync_thresh_ops, &thresh_pct, 0644);
 MODULE_PARM_DESC(thresh_pct,
-		 "congestion when queuing delay > this % of the max seen (1-100, default 50)");
+		 "variant paper: congestion when queuing delay > this % of the max seen (1-100, default 50)");
+module_param_cb(best_thresh_pct, &sync_thresh_ops, &best_thresh_pct, 0644);
+MODULE_PARM_DESC(best_thresh_pct,
+		 "variant best: the queuing delay it keeps below, % of the max seen (1-100, default 25)");
 
 module_param_cb(source, &synctcp_source_ops, &source_mode, 0644);
 MODULE_PARM_DESC(source,
@@ -207,6 +226,13 @@ static void sync_release(struct sock *sk)
 	ca->st = NULL;
 }
 
+/* The threshold of the connection's variant, in percent. */
+static u32 sync_thresh(const struct synctcp_sync *st)
+{
+	return synctcp_flow_best(&st->flow) ? READ_ONCE(best_thresh_pct) :
+					       READ_ONCE(thresh_pct);
+}
+
 /* SyncPQlen: queuing delay of this ACK against the largest seen. */
 static void sync_pkts_acked(struct sock *sk, const struct ack_sample *sample)
 {
@@ -218,7 +244,7 @@ static void sync_pkts_acked(struct sock *sk, const struct ack_sample *sample)
 		return;
 	synctcp_ack_fill(sk, sample, &a);
 	cwnd = synctcp_sync_on_ack(ca->st, &a, READ_ONCE(source_mode),
-				   READ_ONCE(thresh_pct));
+				   sync_thresh(ca->st));
 	if (cwnd != a.cwnd)
 		tcp_snd_cwnd_set(tcp_sk(sk), cwnd);
 	sync_publish(ca);
@@ -250,7 +276,16 @@ static void sync_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 		sync_publish(ca);
 		break;
 	case SYNCTCP_PCWND_GROW:
-		tcp_reno_cong_avoid(sk, ack, acked);
+		if (!tcp_is_cwnd_limited(sk))
+			break;
+		if (tcp_in_slow_start(tp)) {
+			acked = tcp_slow_start(tp, acked);
+			if (!acked)
+				break;
+		}
+		tcp_cong_avoid_ai(tp, synctcp_sync_ai_window(ca->st, tcp_snd_cwnd(tp),
+							     sync_thresh(ca->st)),
+				  acked);
 		break;
 	case SYNCTCP_PCWND_HOLD:
 		sync_publish(ca);
@@ -276,12 +311,14 @@ static u32 sync_ssthresh(struct sock *sk)
  */
 static void sync_set_state(struct sock *sk, u8 new_state)
 {
+	const struct tcp_sock *tp = tcp_sk(sk);
 	struct sync *ca = inet_csk_ca(sk);
 
 	if (!ca->st ||
 	    (new_state != TCP_CA_Recovery && new_state != TCP_CA_Loss))
 		return;
-	synctcp_sync_on_loss(ca->st, tcp_sk(sk)->snd_nxt);
+	synctcp_sync_on_loss(ca->st, tp->snd_nxt, tp->tcp_mstamp,
+			     tp->srtt_us >> 3, synctcp_min_rtt_us(tp));
 	synctcp_flow_loss(sk, &ca->st->flow);
 	sync_publish(ca);
 }

@@ -13,6 +13,7 @@ void synctcp_flow_init(struct synctcp_flow *f, u8 variant)
 	synctcp_tsclock_init(&f->clock);
 	synctcp_qdelay_init(&f->q, variant == SYNCTCP_VARIANT_PAPER);
 	synctcp_revcomp_init(&f->rev);
+	synctcp_mode_init(&f->mode);
 }
 
 /* The handshake's TSval starts the estimation of the peer's clock rate. */
@@ -107,12 +108,11 @@ static enum synctcp_ott_result synctcp_flow_unfit(struct synctcp_flow *f,
  * @a: the ACK
  * @mode: enum synctcp_source_mode for a connection without a source yet
  *
- * The sample goes through synctcp_qdelay_sample(): one farther from the
- * minimum than twice srtt (plus 100 ms) is dropped, and (variant "best")
- * the minimum ages out, so that no single sample, forged or broken, steers
- * the flow for ever.  An ACK of a single segment may have waited for the
- * peer's delayed-ACK timer: it may not raise the maximum
- * (synctcp_qdelay_sample_held()).
+ * The sample goes through synctcp_qdelay_sample_held(): one farther from
+ * the minimum than twice srtt (plus 100 ms) is dropped.  An ACK of a
+ * single segment may have waited for the peer's delayed-ACK timer: it may
+ * not raise the maximum, and (variant "best") it only bounds the queuing
+ * delay from above.
  *
  * Return: SKIP when the estimator did not change; OK when it took a new
  * sample; REBASED when it was reset and took the first sample of a new
@@ -137,6 +137,7 @@ enum synctcp_ott_result synctcp_flow_sample(struct synctcp_flow *f,
 	/* (an estimator without samples keeps what it inherited) */
 	if (res == SYNCTCP_OTT_REBASED && synctcp_qdelay_valid(&f->q))
 		synctcp_qdelay_reset(&f->q);
+	f->ott_us = ott_us;
 	/* After a reset the sample is always taken: res stays REBASED. */
 	held = f->source != SYNCTCP_SRC_OPTION && a->pkts_acked == 1;
 	qres = synctcp_qdelay_sample_held(&f->q, ott_us, a->now_us,
@@ -189,6 +190,11 @@ u32 synctcp_flow_follow_reverse(struct synctcp_flow *f,
 		synctcp_revcomp_restart(&f->rev);
 	if (f->source == SYNCTCP_SRC_OPTION && a->pkts_acked == 1)
 		return a->cwnd;
-	in.ott_us = f->q.min_ott_us + f->q.qdelay_us;
+	/*
+	 * The sample as measured, not the estimate: a hold of the peer's is
+	 * in both the TSval and the RTT of its ACK and cancels in RTT - OTT,
+	 * which the prompt estimator's bound of a held ACK does not.
+	 */
+	in.ott_us = f->ott_us;
 	return synctcp_revcomp_update(&f->rev, &in);
 }

@@ -17,6 +17,7 @@
 
 #include "synctcp_compat.h"
 #include "ott.h"
+#include "mode.h"
 #include "revcomp.h"
 
 /*
@@ -70,6 +71,8 @@ struct synctcp_flow {
 	struct synctcp_tsclock clock;	/* RFC 7323 OTT sampler */
 	struct synctcp_qdelay q;	/* min/max OTT, queuing delay */
 	struct synctcp_revcomp rev;	/* reverse-path compensation */
+	struct synctcp_mode mode;	/* low-queue or competing (best) */
+	s64 ott_us;			/* this ACK's OTT sample, as measured */
 	u8 source;			/* enum synctcp_ott_source */
 	u8 variant;			/* enum synctcp_variant */
 	u8 flags;			/* SYNCTCP_FLOW_* */

@@ -179,12 +179,28 @@ static u32 synctcp_mixreact_step(const struct synctcp_mixreact_rule *rule,
 void synctcp_mixreact_grow(struct synctcp_mixreact *r, u32 acked,
 			   struct synctcp_cwnd *w, u32 clamp)
 {
+	synctcp_mixreact_grow_by(r, acked, w, clamp, 1024);
+}
+
+/**
+ * synctcp_mixreact_grow_by - synctcp_mixreact_grow() at a share of its rate
+ * @r: reaction state
+ * @acked: segments this ACK acknowledged
+ * @w: window
+ * @clamp: the largest cwnd allowed (snd_cwnd_clamp)
+ * @scale: the share of the increase in force, in 1/1024 (at most 1024)
+ */
+void synctcp_mixreact_grow_by(struct synctcp_mixreact *r, u32 acked,
+			      struct synctcp_cwnd *w, u32 clamp, u32 scale)
+{
 	const struct synctcp_mixreact_rule *rule = synctcp_mixreact_rule_of(r->action);
-	u64 credit, cwnd;
+	u64 credit, cwnd, step;
 
 	if (!rule->increase)
 		return;
-	credit = r->credit + (u64)acked * synctcp_mixreact_step(rule, w->cwnd);
+	step = ((u64)synctcp_mixreact_step(rule, w->cwnd) *
+		min_t(u32, scale, 1024U) + 1023) >> 10;
+	credit = r->credit + (u64)acked * step;
 	cwnd = (u64)w->cwnd + (credit >> SYNCTCP_MIXREACT_CREDIT_SHIFT);
 	r->credit = (u32)(credit & (SYNCTCP_MIXREACT_CREDIT_ONE - 1));
 	if (cwnd >= clamp) {

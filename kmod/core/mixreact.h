@@ -72,6 +72,8 @@ synctcp_mixreact_decide(struct synctcp_mixreact *r, u8 trend, u8 region,
 			struct synctcp_cwnd *w, u32 clamp);
 void synctcp_mixreact_grow(struct synctcp_mixreact *r, u32 acked,
 			   struct synctcp_cwnd *w, u32 clamp);
+void synctcp_mixreact_grow_by(struct synctcp_mixreact *r, u32 acked,
+			      struct synctcp_cwnd *w, u32 clamp, u32 scale);
 
 /* Is there no decision in force, so that cwnd grows as Reno's? */
 static inline bool synctcp_mixreact_follows_reno(const struct synctcp_mixreact *r)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Sync-TCP(MixReact) per connection; see mixreact_cc.h. */
 #include "mixreact_cc.h"
+#include "pqlen.h"
 
 void synctcp_mix_init(struct synctcp_mix *m, u8 variant)
 {
@@ -8,6 +9,33 @@ void synctcp_mix_init(struct synctcp_mix *m, u8 variant)
 	synctcp_flow_init(&m->flow, variant);
 	synctcp_syncmix_init(&m->detect);
 	synctcp_mixreact_reset(&m->react);
+}
+
+/* Variant "best"'s threshold, the first region's upper end (mode.h). */
+#define SYNCTCP_MIX_BEST_PCT	25U
+
+/*
+ * Variant "best": no decision before the first loss; the mode decides
+ * whether delay decisions count at all, and when to probe the base.
+ */
+static void synctcp_mix_best(struct synctcp_mix *m, const struct synctcp_ack *a)
+{
+	if (!m->flow.q.loss_seen)
+		m->fresh = false;
+	switch (synctcp_mode_sample(&m->flow.mode, &m->flow.q, a->now_us,
+				    a->srtt_us, SYNCTCP_MIX_BEST_PCT)) {
+	case SYNCTCP_MODE_PROBE:
+		m->probe = true;
+		break;
+	case SYNCTCP_MODE_ENTER:	/* Reno from here */
+		m->probe = false;
+		synctcp_mixreact_reset(&m->react);
+		break;
+	default:
+		break;
+	}
+	if (m->flow.mode.competing)
+		m->fresh = false;
 }
 
 /**
@@ -37,8 +65,8 @@ u32 synctcp_mix_on_ack(struct synctcp_mix *m, const struct synctcp_ack *a,
 		synctcp_syncmix_restart(&m->detect);
 	m->fresh = synctcp_syncmix_update(&m->detect, &m->flow.q,
 					  preloss_max_us);
-	if (synctcp_flow_best(&m->flow) && !m->flow.q.loss_seen)
-		m->fresh = false;
+	if (synctcp_flow_best(&m->flow))
+		synctcp_mix_best(m, a);
 	return synctcp_flow_follow_reverse(&m->flow, a, res);
 }
 
@@ -83,6 +111,22 @@ static u8 synctcp_mix_best_decrease(struct synctcp_mix *m, u8 a, bool may,
 	return a;
 }
 
+/* The slowest increase as the queue nears the first region: 1/16. */
+#define SYNCTCP_MIX_ROOM_MIN	64U
+
+/*
+ * Variant "best": an increase in force shrinks as the queue nears a
+ * quarter of the maximum, where the table's first decrease begins, to a
+ * sixteenth of its rate: twenty flows that each added a quarter of cwnd
+ * per round trip filled weigle-ftp's queue in the round trip before their
+ * decreases took hold (2.4% of the packets dropped).
+ */
+static u32 synctcp_mix_room(const struct synctcp_mix *m)
+{
+	return max_t(u32, synctcp_pqlen_room(&m->flow.q, SYNCTCP_MIX_BEST_PCT),
+		     SYNCTCP_MIX_ROOM_MIN);
+}
+
 /**
  * synctcp_mix_cong_avoid - SyncMixReact: act on a new indication, else
  *	continue the one in force
@@ -106,6 +150,16 @@ bool synctcp_mix_cong_avoid(struct synctcp_mix *m, u32 snd_una, u32 snd_nxt,
 	/* asked on every ACK, so that the hold cannot outlive 2^31 bytes */
 	bool may = best && synctcp_pcwnd_may_reduce(&m->hold, snd_una);
 
+	if (m->probe && may) {
+		/* the flow's whole share of the queue, once */
+		m->probe = false;
+		m->fresh = false;
+		synctcp_pcwnd_hold(&m->hold, snd_nxt);
+		synctcp_mixreact_apply(&m->react, SYNCTCP_MIXREACT_MUL_50, w,
+				       clamp,
+				       synctcp_pcwnd_keep(m->flow.q.qdelay_us,
+							  srtt_us));
+	}
 	if (m->fresh) {
 		u8 a = synctcp_mixreact_action_of(m->detect.trend,
 						  m->detect.region);
@@ -124,20 +178,26 @@ bool synctcp_mix_cong_avoid(struct synctcp_mix *m, u32 snd_una, u32 snd_nxt,
 	if (synctcp_mixreact_follows_reno(&m->react))
 		return true;
 	if (cwnd_limited)
-		synctcp_mixreact_grow(&m->react, acked, w, clamp);
+		synctcp_mixreact_grow_by(&m->react, acked, w, clamp,
+					 best ? synctcp_mix_room(m) : 1024);
 	return false;
 }
 
 /*
  * Reno's reductions (loss recovery, RTO, ECN's CWR) end the decision in
- * force; a loss makes max qdelay trusted; an RTO restarts the average.
+ * force; a loss makes max qdelay trusted; an RTO restarts the average;
+ * in competing mode a loss checks whether the flow is alone (mode.h).
  */
-void synctcp_mix_on_loss(struct synctcp_mix *m, bool rto)
+void synctcp_mix_on_loss(struct synctcp_mix *m, bool rto, u64 now_us,
+			 u32 srtt_us, u32 min_rtt_us)
 {
 	if (rto)
 		synctcp_syncmix_restart(&m->detect);
 	synctcp_qdelay_on_loss(&m->flow.q);
 	synctcp_mix_on_cwr(m);
+	if (synctcp_flow_best(&m->flow))
+		synctcp_mode_loss(&m->flow.mode, &m->flow.q, now_us, srtt_us,
+				  min_rtt_us);
 }
 
 void synctcp_mix_on_cwr(struct synctcp_mix *m)

@@ -15,8 +15,9 @@
  * tcp_mixreact's header lists: Reno until the first loss, a decrease at
  * most once per round trip and never deeper than the forward queue's
  * share of it (a decrease the hold blocks keeps cwnd, it does not continue
- * an increase), softer increases while the queue drains, and cwnd that
- * follows the ACK path's delay.
+ * an increase), softer increases while the queue drains and increases that
+ * taper as it nears a quarter of the maximum, cwnd that follows the ACK
+ * path's delay, Reno next to loss-based flows and base probes (mode.h).
  */
 #ifndef SYNCTCP_MIXREACT_CC_H
 #define SYNCTCP_MIXREACT_CC_H
@@ -32,6 +33,7 @@ struct synctcp_mix {
 	struct synctcp_mixreact react;	/* SyncMixReact */
 	struct synctcp_pcwnd hold;	/* once per RTT, as SyncPcwnd's */
 	bool fresh;			/* this ACK brought a new indication */
+	bool probe;			/* a base probe is due (mode.h) */
 };
 
 void synctcp_mix_init(struct synctcp_mix *m, u8 variant);
@@ -41,7 +43,8 @@ bool synctcp_mix_cong_avoid(struct synctcp_mix *m, u32 snd_una, u32 snd_nxt,
 			    u32 srtt_us, u32 acked, bool cwnd_limited,
 			    u32 clamp, struct synctcp_cwnd *w);
 u8 synctcp_mix_best_action(u8 a);
-void synctcp_mix_on_loss(struct synctcp_mix *m, bool rto);
+void synctcp_mix_on_loss(struct synctcp_mix *m, bool rto, u64 now_us,
+			 u32 srtt_us, u32 min_rtt_us);
 void synctcp_mix_on_cwr(struct synctcp_mix *m);
 void synctcp_mix_restart(struct synctcp_mix *m);
 

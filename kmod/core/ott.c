@@ -203,7 +203,11 @@ synctcp_tsclock_estimate(struct synctcp_tsclock *c, u32 tsval, u64 now_us)
 /*
  * A provisional rate from the first ACKs: once the window spans
  * SYNCTCP_TS_EARLY_US and SYNCTCP_TS_EARLY_TICKS, an estimate within 1/8
- * of a known rate is taken.  Return: true when it was.
+ * of 1 kHz or 1 MHz, the rates of today's stacks, is taken.  So few ticks
+ * are as wrong as the ACK path's delay changed since the handshake: the
+ * first data ACK of a flow that met the reverse flows' queue read 16 ticks
+ * in 68 ms, 236 Hz, which would pass for 250 Hz.  A legacy rate waits for
+ * the window.  Return: true when it was.
  */
 static bool synctcp_tsclock_early(struct synctcp_tsclock *c, u32 tsval,
 				  u64 now_us)
@@ -218,7 +222,7 @@ static bool synctcp_tsclock_early(struct synctcp_tsclock *c, u32 tsval,
 	est = synctcp_tsclock_rate(c, tsval, now_us);
 	if (est > U32_MAX)
 		return false;
-	for (i = 0; i < ARRAY_SIZE(synctcp_known_clocks); i++) {
+	for (i = 0; i < SYNCTCP_TS_EARLY_CLOCKS; i++) {
 		u32 hz = synctcp_known_clocks[i].hz;
 
 		if (synctcp_near_rate((u32)est, hz, SYNCTCP_TS_EARLY_SHIFT)) {
@@ -262,7 +266,7 @@ static bool synctcp_tsclock_jumped(const struct synctcp_tsclock *c,
 	s32 ticks = (s32)(tsval - c->est_tsval);
 	u64 peer_us;
 
-	if (!synctcp_tsclock_rate_known(c))
+	if (!c->rate_confirmed)
 		return false;
 	if (ticks < 0)
 		return elapsed >= SYNCTCP_TS_RESYNC_US;
@@ -410,10 +414,15 @@ void synctcp_qdelay_update(struct synctcp_qdelay *q, s64 ott_us)
 {
 	u32 max_qdelay;
 
-	if (ott_us < q->min_ott_us)
+	if (ott_us < q->min_ott_us) {
 		q->min_ott_us = ott_us;
-	if (ott_us > q->max_ott_us)
+		if (q->max_held)	/* a hold is no queue */
+			q->max_ott_us = ott_us;
+	}
+	if (ott_us > q->max_ott_us) {
 		q->max_ott_us = ott_us;
+		q->max_held = false;
+	}
 	q->qdelay_us = synctcp_clamp_us(ott_us - q->min_ott_us);
 	max_qdelay = synctcp_clamp_us(q->max_ott_us - q->min_ott_us);
 	if (max_qdelay > q->max_qdelay_us)
@@ -446,6 +455,44 @@ static bool synctcp_qdelay_plausible(const struct synctcp_qdelay *q,
 	       ott_us <= q->min_ott_us + (s64)bound_us;
 }
 
+/* Drop an implausible sample; restart after too many in a row. */
+static enum synctcp_ott_result
+synctcp_qdelay_check(struct synctcp_qdelay *q, s64 ott_us, u32 bound_us)
+{
+	if (!synctcp_qdelay_plausible(q, ott_us, bound_us)) {
+		if (++q->rejects < SYNCTCP_QDELAY_MAX_REJECTS)
+			return SYNCTCP_OTT_SKIP;
+		synctcp_qdelay_reset(q);
+		q->rejects = 0;
+		return SYNCTCP_OTT_REBASED;
+	}
+	q->rejects = 0;
+	return SYNCTCP_OTT_OK;
+}
+
+/* The first sample of an estimator: its base, and an inherited maximum. */
+static void synctcp_qdelay_first(struct synctcp_qdelay *q, s64 ott_us,
+				 u32 now, bool held)
+{
+	u32 inherited = q->max_qdelay_us;
+
+	q->win_min_us = S64_MAX;
+	q->win_start = now;
+	q->prompt_ott_us = ott_us;
+	synctcp_qdelay_update(q, ott_us);
+	/*
+	 * A held first sample is the minimum for now, but the maximum a lower
+	 * minimum would measure against it is the hold, not a queue.
+	 */
+	q->max_held = held;
+	if (inherited) {	/* synctcp_qdelay_inherit() */
+		q->max_held = false;
+		q->max_ott_us = ott_us + inherited;
+		q->max_qdelay_us = inherited;
+		q->loss_max_us = inherited;
+	}
+}
+
 /**
  * synctcp_qdelay_sample - one OTT sample into the estimator, if plausible
  * @q: estimator state
@@ -454,13 +501,12 @@ static bool synctcp_qdelay_plausible(const struct synctcp_qdelay *q,
  * @bound_us: largest plausible |OTT - min OTT| (synctcp_qdelay_bound_us()),
  *	      0 for none
  *
+ * The dissertation's estimator: every sample against the smallest OTT.
  * A sample farther than @bound_us from the minimum is dropped: one forged
  * or broken sample (an OTT of -119 s made every later one look like a
  * full queue) cannot move the minimum or the maximum.  After
  * SYNCTCP_QDELAY_MAX_REJECTS in a row the shift is taken as real (a clock
- * step) and the estimator restarts at the sample.  The minimum is that of
- * the last one to two windows, so a sample within the bound that lowered
- * it wrongly ages out within two windows.
+ * step) and the estimator restarts at the sample.
  *
  * Return: SKIP when the sample was dropped; OK when it was taken; REBASED
  * when the estimator restarted at it (history measured against the old
@@ -470,36 +516,110 @@ enum synctcp_ott_result synctcp_qdelay_sample(struct synctcp_qdelay *q,
 					      s64 ott_us, u64 now_us,
 					      u32 bound_us)
 {
-	enum synctcp_ott_result res = SYNCTCP_OTT_OK;
+	return synctcp_qdelay_sample_held(q, ott_us, now_us, bound_us, false);
+}
+
+/*
+ * A longer path: a whole window of prompt OTTs above the base by more than
+ * a full queue (the maximum at the last loss) and then some.  The base
+ * moves up to them.  So does a base that a forged or broken sample set far
+ * too low.  A queue that never drains does not: it is never larger than a
+ * full one.  A window without a prompt sample decides nothing.
+ */
+static void synctcp_qdelay_path_check(struct synctcp_qdelay *q, s64 prompt,
+				      u32 now)
+{
+	u32 full;
+
+	q->win_min_us = min_t(s64, q->win_min_us, prompt);
+	if (now - q->win_start < SYNCTCP_MIN_OTT_WIN)
+		return;
+	full = q->loss_seen ? q->loss_max_us : q->max_qdelay_us;
+	if (q->win_min_us != S64_MAX &&
+	    q->win_min_us > q->min_ott_us + full + SYNCTCP_QDELAY_PATH_MIN_US) {
+		/* the maximum is again that of a full queue on this path */
+		q->min_ott_us = q->win_min_us;
+		q->max_qdelay_us = full;
+		q->max_ott_us = q->min_ott_us + full;
+		q->prompt_ott_us = q->min_ott_us;
+	}
+	q->win_min_us = S64_MAX;
+	q->win_start = now;
+}
+
+/* Variant "best": see struct synctcp_qdelay. */
+static void synctcp_qdelay_prompt(struct synctcp_qdelay *q, s64 ott_us,
+				  u32 now, bool held)
+{
+	u32 qdelay, agreed;
+
+	if (ott_us < q->min_ott_us) {
+		/*
+		 * the maximum agreed on, measured against the lower base (none
+		 * yet: the first sample was one sample, or a held one)
+		 */
+		q->min_ott_us = ott_us;
+		if (q->max_held || !q->max_qdelay_us)
+			q->max_ott_us = ott_us;
+		q->max_qdelay_us = max_t(u32, q->max_qdelay_us,
+					 synctcp_clamp_us(q->max_ott_us - ott_us));
+	}
+	qdelay = synctcp_clamp_us(ott_us - q->min_ott_us);
+	if (held) {
+		/* an upper bound: the queue is at most this */
+		q->qdelay_us = min_t(u32, q->qdelay_us, qdelay);
+		return;
+	}
+	synctcp_qdelay_path_check(q, ott_us, now);
+	qdelay = synctcp_clamp_us(ott_us - q->min_ott_us);
+	agreed = min_t(u32, qdelay,
+		       synctcp_clamp_us(q->prompt_ott_us - q->min_ott_us));
+	q->prompt_ott_us = ott_us;
+	if (agreed > q->max_qdelay_us) {
+		q->max_qdelay_us = agreed;
+		q->max_ott_us = q->min_ott_us + agreed;
+		q->max_held = false;
+	}
+	/* one prompt sample above the maximum signals as a full queue */
+	q->qdelay_us = min_t(u32, qdelay, q->max_qdelay_us);
+}
+
+/**
+ * synctcp_qdelay_sample_held - one OTT sample, which the peer may have held
+ * @q: estimator state
+ * @ott_us: the sample
+ * @now_us: local clock (us)
+ * @bound_us: as synctcp_qdelay_sample()'s
+ * @held: the ACK acknowledged a single segment: the peer may have sent it
+ *	  when its delayed-ACK timer fired, 40 to 200 ms after the segment
+ *	  arrived, and its OTT carries that hold
+ *
+ * The dissertation's estimator (variant "paper") takes a held sample as
+ * any other unless it would raise the maximum, which must be the delay of
+ * a full queue: then it is dropped.  The prompt estimator (variant
+ * "best") takes it as an upper bound only (struct synctcp_qdelay).
+ *
+ * Return: as synctcp_qdelay_sample()'s.
+ */
+enum synctcp_ott_result synctcp_qdelay_sample_held(struct synctcp_qdelay *q,
+						   s64 ott_us, u64 now_us,
+						   u32 bound_us, bool held)
+{
+	enum synctcp_ott_result res = synctcp_qdelay_check(q, ott_us, bound_us);
 	u32 now = (u32)(now_us >> 10);
 
-	if (!synctcp_qdelay_plausible(q, ott_us, bound_us)) {
-		if (++q->rejects < SYNCTCP_QDELAY_MAX_REJECTS)
-			return SYNCTCP_OTT_SKIP;
-		synctcp_qdelay_reset(q);
-		res = SYNCTCP_OTT_REBASED;
-	}
-	q->rejects = 0;
-	if (!synctcp_qdelay_valid(q)) {
-		u32 inherited = q->max_qdelay_us;
-
-		q->win_min_us = ott_us;
-		q->win_start = now;
-		synctcp_qdelay_update(q, ott_us);
-		if (inherited) {	/* synctcp_qdelay_inherit() */
-			q->max_ott_us = ott_us + inherited;
-			q->max_qdelay_us = inherited;
-		}
+	if (res == SYNCTCP_OTT_SKIP)
 		return res;
-	} else if (!q->all_time_min &&
-		   now - q->win_start >= SYNCTCP_MIN_OTT_WIN) {
-		/* the minimum of the window before this one ages out */
-		q->min_ott_us = q->win_min_us;
-		q->win_min_us = ott_us;
-		q->win_start = now;
-	} else if (ott_us < q->win_min_us) {
-		q->win_min_us = ott_us;
+	if (!synctcp_qdelay_valid(q)) {
+		synctcp_qdelay_first(q, ott_us, now, held);
+		return res;
 	}
+	if (!q->all_time_min) {
+		synctcp_qdelay_prompt(q, ott_us, now, held);
+		return res;
+	}
+	if (held && ott_us > q->max_ott_us)
+		return SYNCTCP_OTT_SKIP;
 	synctcp_qdelay_update(q, ott_us);
 	return res;
 }
@@ -526,28 +646,3 @@ void synctcp_qdelay_inherit(struct synctcp_qdelay *q, u32 max_qdelay_us)
 	q->loss_seen = true;
 }
 
-/**
- * synctcp_qdelay_sample_held - a sample that the peer may have held back
- * @q: estimator state
- * @ott_us: the sample
- * @now_us: local clock (us)
- * @bound_us: as synctcp_qdelay_sample()'s
- * @held: the ACK acknowledged a single segment: the peer may have sent it
- *	  when its delayed-ACK timer fired, up to 40 ms (Linux's minimum)
- *	  after the segment arrived
- *
- * Such an ACK reads the hold as queuing delay.  It is taken as any other
- * sample unless it would raise the maximum, which must be the delay of a
- * full queue: then it is dropped.  Every second segment, out-of-order
- * segments and quick ACKs are acknowledged at once and keep raising it.
- *
- * Return: as synctcp_qdelay_sample()'s.
- */
-enum synctcp_ott_result synctcp_qdelay_sample_held(struct synctcp_qdelay *q,
-						   s64 ott_us, u64 now_us,
-						   u32 bound_us, bool held)
-{
-	if (held && synctcp_qdelay_valid(q) && ott_us > q->max_ott_us)
-		return SYNCTCP_OTT_SKIP;
-	return synctcp_qdelay_sample(q, ott_us, now_us, bound_us);
-}

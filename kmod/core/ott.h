@@ -67,8 +67,14 @@ enum synctcp_ott_result {
  * is a jump or a wrap, not the change of a reverse OTT: resync.
  */
 #define SYNCTCP_TS_RESYNC_US		(2U * 1000U * 1000U)
-/* One window of the windowed minimum OTT, in units of 1024 us (~30 s). */
+/*
+ * One window of the path-change test, in units of 1024 us (~30 s): a base
+ * that every prompt OTT of a window exceeded by more than the largest
+ * queuing delay (at least SYNCTCP_QDELAY_PATH_MIN_US) is a longer path,
+ * not a queue.
+ */
 #define SYNCTCP_MIN_OTT_WIN		(30U * 1000U * 1000U / 1024U)
+#define SYNCTCP_QDELAY_PATH_MIN_US	5000U
 /* Implausible samples in a row that mean a lasting shift: restart. */
 #define SYNCTCP_QDELAY_MAX_REJECTS	64U
 /* Plausible |OTT - min OTT|: 2 srtt plus this slack (us). */
@@ -80,6 +86,8 @@ enum synctcp_ott_result {
  */
 #define SYNCTCP_TS_SNAP_SHIFT		4
 #define SYNCTCP_TS_EARLY_SHIFT		3
+/* The first so many known rates (1 kHz, 1 MHz) may be taken provisionally. */
+#define SYNCTCP_TS_EARLY_CLOCKS		2
 
 /*
  * RFC 7323 timestamp clock.  An ACK's TSval is the peer's clock when it
@@ -131,26 +139,48 @@ static inline bool synctcp_tsclock_rate_known(const struct synctcp_tsclock *c)
  * loses before then) says nothing about the maximum measured afterwards.
  * A reset (an OTT rebase) forgets the loss with the maximum.
  *
- * Nothing from the peer is trusted for ever (synctcp_qdelay_sample()):
- * the minimum is that of the last one to two windows of
- * SYNCTCP_MIN_OTT_WIN_US, as BBR's min_rtt expires, so a sample that
- * lowered it wrongly ages out (variant "best"; "paper" keeps the
- * dissertation's all-time minimum); and a sample farther from the minimum
- * than the connection's round trip allows is rejected, unless
- * SYNCTCP_QDELAY_MAX_REJECTS of them in a row show a lasting shift.  The
- * maximum queuing delay never decreases (section 3.5.1), also when an
- * aged-out minimum rises.
+ * A sample farther from the minimum than the connection's round trip
+ * allows is rejected, unless SYNCTCP_QDELAY_MAX_REJECTS of them in a row
+ * show a lasting shift.  The maximum queuing delay never decreases
+ * (section 3.5.1).
+ *
+ * Two estimators (synctcp_qdelay_sample_held()):
+ *  - the dissertation's (variant "paper", all_time_min): every sample is
+ *    a queuing delay against the smallest OTT of the connection, but one
+ *    that may have been held may not raise the maximum;
+ *  - the prompt one (variant "best"): an ACK of a single segment is sent
+ *    when the peer's delayed-ACK timer fires, 40 to 200 ms after the
+ *    segment arrived (or when its application reads), and its OTT is the
+ *    queue plus that hold.  Such a sample is an upper bound of the queuing
+ *    delay: it may lower the estimate, never raise it nor signal.  ACKs of
+ *    two segments or more (and the option's OTTs) are sent at once: they
+ *    set the estimate.  On weigle-ftp the held ones erred by 43 ms at the
+ *    90th percentile, the prompt ones by 0.9 ms (captures at both ends,
+ *    docs/sync-tcp.md); taken as they were, held samples cut cwnd to 2 and
+ *    set maxima of 80 to 420 ms on an 87 ms queue.  The maximum rises only
+ *    to what two prompt samples in a row agree on, so that a rare late
+ *    prompt ACK (one in a thousand, up to 80 ms late) does not set the
+ *    thresholds for good.  The base is the smallest OTT; it rises only when
+ *    a whole window's prompt samples exceeded it by more than the queuing
+ *    delay of a full queue (the maximum at the last loss) and
+ *    SYNCTCP_QDELAY_PATH_MIN_US: a longer path, or a base a forged sample
+ *    set too low; never because a queue did not drain (a base that ages out
+ *    upwards under a standing queue hides that queue, and the queue creeps
+ *    up).
  */
 struct synctcp_qdelay {
-	s64 min_ott_us;		/* smallest OTT of the last 1-2 windows (us) */
+	s64 min_ott_us;		/* the base: smallest OTT (us, with offset) */
 	s64 max_ott_us;		/* largest OTT seen (us, with offset) */
-	s64 win_min_us;		/* smallest OTT of the current window */
+	s64 win_min_us;		/* smallest prompt OTT of the current window */
+	s64 prompt_ott_us;	/* the last prompt OTT (variant "best") */
 	u32 qdelay_us;		/* current queuing delay: OTT - min OTT */
 	u32 max_qdelay_us;	/* largest queuing delay: max OTT - min OTT */
+	u32 loss_max_us;	/* max_qdelay_us at the last loss: a full queue */
 	u32 win_start;		/* local time the window began, us >> 10 */
 	u16 rejects;		/* implausible samples in a row */
 	bool loss_seen;		/* a loss after the first sample: max is trusted */
-	bool all_time_min;	/* the minimum never ages (variant "paper") */
+	bool max_held;		/* max_ott_us is a held first sample's only */
+	bool all_time_min;	/* the dissertation's estimator (variant "paper") */
 };
 
 static inline bool synctcp_qdelay_valid(const struct synctcp_qdelay *q)
@@ -161,8 +191,10 @@ static inline bool synctcp_qdelay_valid(const struct synctcp_qdelay *q)
 /* A segment was lost (loss recovery or RTO started). */
 static inline void synctcp_qdelay_on_loss(struct synctcp_qdelay *q)
 {
-	if (synctcp_qdelay_valid(q))
+	if (synctcp_qdelay_valid(q)) {
 		q->loss_seen = true;
+		q->loss_max_us = q->max_qdelay_us;
+	}
 }
 
 void synctcp_tsclock_init(struct synctcp_tsclock *c);

@@ -86,8 +86,10 @@ u32 synctcp_pcwnd_keep(u32 qdelay_us, u32 srtt_us)
  * @snd_una: first unacknowledged sequence number, after this ACK
  * @snd_nxt: first unsent sequence number
  * @w: window; on a reduction cwnd and ssthresh become
- *     max(cwnd * keep / 1024, 2), but a reduction never raises a cwnd that
- *     is already below 2
+ *     max(cwnd * keep / 1024, 2), rounded down (the dissertation's halving)
+ *     or to the nearest segment (round_nearest: with windows of 2 to 5
+ *     segments rounding down cut 4 * 0.6 to 2), never above cwnd; a
+ *     reduction never raises a cwnd that is already below 2
  * @keep: the share of cwnd a reduction keeps, in 1/1024 (at most 1024)
  *
  * Return: the action taken; on SYNCTCP_PCWND_GROW the caller grows cwnd as
@@ -106,8 +108,9 @@ synctcp_pcwnd_react_by(struct synctcp_pcwnd *r, bool congested,
 	r->signals++;
 	if (!may_reduce)
 		return SYNCTCP_PCWND_HOLD;
-	kept = (u32)(((u64)w->cwnd * min_t(u32, keep, SYNCTCP_PCWND_KEEP_ONE)) >>
-		     10);
+	kept = (u32)(((u64)w->cwnd * min_t(u32, keep, SYNCTCP_PCWND_KEEP_ONE) +
+		      (r->round_nearest ? SYNCTCP_PCWND_KEEP_HALF : 0)) >> 10);
+	kept = min_t(u32, kept, w->cwnd);
 	w->cwnd = max_t(u32, kept, min_t(u32, w->cwnd, SYNCTCP_MIN_CWND));
 	w->ssthresh = w->cwnd;
 	r->reductions++;

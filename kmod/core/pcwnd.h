@@ -37,6 +37,7 @@ struct synctcp_pcwnd {
 	u16 reductions;		/* cwnd reductions made (wraps) */
 	bool holding;		/* hold_seq is in force */
 	bool cut_holding;	/* ... and was started by our own halving */
+	bool round_nearest;	/* a cut rounds to the nearest segment */
 };
 
 struct synctcp_cwnd {

@@ -16,3 +16,24 @@ bool synctcp_pqlen_congested(const struct synctcp_qdelay *q, u32 thresh_pct)
 		return false;
 	return (u64)q->qdelay_us * 100 > (u64)q->max_qdelay_us * thresh_pct;
 }
+
+/**
+ * synctcp_pqlen_room - how far the queue is below the threshold
+ * @q: queuing-delay estimator
+ * @thresh_pct: threshold in percent of the maximum queuing delay (1..100)
+ *
+ * Return: (threshold - qdelay) / threshold in 1/1024: 1024 for an empty
+ * queue or a detector that is not on yet (no loss seen), 0 at or above
+ * the threshold.
+ */
+u32 synctcp_pqlen_room(const struct synctcp_qdelay *q, u32 thresh_pct)
+{
+	u64 thresh = (u64)q->max_qdelay_us * thresh_pct;	/* x 100 */
+	u64 now = (u64)q->qdelay_us * 100;
+
+	if (!q->loss_seen || !thresh)
+		return 1024;
+	if (now >= thresh)
+		return 0;
+	return (u32)div64_u64((thresh - now) << 10, thresh);
+}

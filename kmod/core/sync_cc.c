@@ -7,6 +7,31 @@ void synctcp_sync_init(struct synctcp_sync *s, u8 variant)
 {
 	*s = (struct synctcp_sync){ 0 };
 	synctcp_flow_init(&s->flow, variant);
+	s->react.round_nearest = synctcp_flow_best(&s->flow);
+}
+
+/*
+ * Variant "best": a cut drains the queue to half the threshold; the mode
+ * decides whether delay signals count at all, and when to probe the base.
+ */
+static void synctcp_sync_best(struct synctcp_sync *s,
+			      const struct synctcp_ack *a, u32 thresh_pct)
+{
+	s->floor_us = (u32)div_u64((u64)s->flow.q.max_qdelay_us * thresh_pct,
+				   200);
+	switch (synctcp_mode_sample(&s->flow.mode, &s->flow.q, a->now_us,
+				    a->srtt_us, thresh_pct)) {
+	case SYNCTCP_MODE_PROBE:
+		s->probe = true;
+		break;
+	case SYNCTCP_MODE_ENTER:
+		s->probe = false;
+		break;
+	default:
+		break;
+	}
+	if (s->flow.mode.competing)
+		s->signal = false;
 }
 
 /**
@@ -29,6 +54,8 @@ u32 synctcp_sync_on_ack(struct synctcp_sync *s, const struct synctcp_ack *a,
 	if (res != SYNCTCP_OTT_SKIP) {
 		s->congested = synctcp_pqlen_congested(&s->flow.q, thresh_pct);
 		s->signal = s->congested;
+		if (synctcp_flow_best(&s->flow))
+			synctcp_sync_best(s, a, thresh_pct);
 	}
 	return synctcp_flow_follow_reverse(&s->flow, a, res);
 }
@@ -50,13 +77,19 @@ enum synctcp_pcwnd_action synctcp_sync_react(struct synctcp_sync *s,
 					     u32 srtt_us,
 					     struct synctcp_cwnd *w)
 {
-	u32 keep = SYNCTCP_PCWND_KEEP_HALF;
+	u32 keep = SYNCTCP_PCWND_KEEP_HALF, q = s->flow.q.qdelay_us;
 	enum synctcp_pcwnd_action act;
+	bool probe = s->probe && !s->flow.mode.competing;
 
-	if (s->signal && synctcp_flow_best(&s->flow))
-		keep = synctcp_pcwnd_keep(s->flow.q.qdelay_us, srtt_us);
-	act = synctcp_pcwnd_react_by(&s->react, s->signal, snd_una, snd_nxt,
-				     w, keep);
+	if (probe)	/* the flow's whole share of the queue */
+		keep = synctcp_pcwnd_keep(q, srtt_us);
+	else if (s->signal && synctcp_flow_best(&s->flow))
+		keep = synctcp_pcwnd_keep(q - min_t(u32, q, s->floor_us),
+					  srtt_us);
+	act = synctcp_pcwnd_react_by(&s->react, s->signal || probe, snd_una,
+				     snd_nxt, w, keep);
+	if (act == SYNCTCP_PCWND_HALVED)
+		s->probe = false;
 	s->signal = false;
 	return act;
 }
@@ -84,14 +117,55 @@ u32 synctcp_sync_ssthresh(struct synctcp_sync *s, u32 snd_una, u32 cwnd)
  * synctcp_sync_on_loss - loss recovery (fast retransmit or RTO) began
  * @s: the connection
  * @snd_nxt: first unsent sequence number
+ * @now_us: local clock (us)
+ * @srtt_us: smoothed RTT (us), 0 when unknown
+ * @min_rtt_us: base round trip (us), 0 when unknown
  *
  * The loss makes the maximum queuing delay trusted (section 3.5.1).
  * Variant "best" also holds delay cuts for the round trip of the
- * recovery, so that the loss and the delay of one episode cost one cut.
+ * recovery, so that the loss and the delay of one episode cost one cut,
+ * and in competing mode checks whether the flow is alone (mode.h).
  */
-void synctcp_sync_on_loss(struct synctcp_sync *s, u32 snd_nxt)
+void synctcp_sync_on_loss(struct synctcp_sync *s, u32 snd_nxt, u64 now_us,
+			  u32 srtt_us, u32 min_rtt_us)
 {
 	synctcp_qdelay_on_loss(&s->flow.q);
-	if (synctcp_flow_best(&s->flow))
-		synctcp_pcwnd_hold(&s->react, snd_nxt);
+	if (!synctcp_flow_best(&s->flow))
+		return;
+	synctcp_pcwnd_hold(&s->react, snd_nxt);
+	synctcp_mode_loss(&s->flow.mode, &s->flow.q, now_us, srtt_us,
+			  min_rtt_us);
+}
+
+/* The slowest increase as the queue nears the threshold: 1/16 per RTT. */
+#define SYNCTCP_SYNC_ROOM_MIN	64U
+
+/**
+ * synctcp_sync_ai_window - the window of the additive increase
+ * @s: the connection
+ * @cwnd: cwnd now (segments)
+ * @thresh_pct: detection threshold, percent of the maximum queuing delay
+ *
+ * tcp_cong_avoid_ai() adds a segment per @w acknowledged: w = cwnd is
+ * Reno's one per round trip.  Variant "best" tapers it as the queue nears
+ * the threshold, to (threshold - qdelay) / threshold segments per round
+ * trip (at least 1/16): twenty flows that each add one per round trip add
+ * twenty to the queue in the round trip before their cuts take hold, and
+ * on weigle-ftp they filled the 92-packet queue from the threshold's 36
+ * within 200 ms, twice a second.  Reno's increase while the detector is
+ * off (no loss yet) or the queue is empty.
+ *
+ * Return: w for tcp_cong_avoid_ai() (at least 1).
+ */
+u32 synctcp_sync_ai_window(const struct synctcp_sync *s, u32 cwnd,
+			   u32 thresh_pct)
+{
+	u32 room;
+
+	cwnd = max_t(u32, cwnd, 1);
+	if (!synctcp_flow_best(&s->flow) || s->flow.mode.competing)
+		return cwnd;
+	room = max_t(u32, synctcp_pqlen_room(&s->flow.q, thresh_pct),
+		     SYNCTCP_SYNC_ROOM_MIN);
+	return (u32)min_t(u64, div_u64((u64)cwnd << 10, room), U32_MAX);
 }

@@ -9,11 +9,16 @@
  *   cong_avoid:  synctcp_sync_react()     cut at most once per RTT, or grow
  *   ssthresh:    synctcp_sync_ssthresh()  Reno's halving (see below)
  *   loss:        synctcp_sync_on_loss()   the detector trusts its maximum
+ *   increase:    synctcp_sync_ai_window() Reno's, tapered near the
+ *                                         threshold (variant "best")
  *
  * Variant "paper" is the dissertation's: halve on a signal, Reno on a
- * loss.  Variant "best" cuts by the forward queue's share of the round
- * trip (synctcp_pcwnd_keep()), and a loss recovery and a delay cut of the
- * same round trip cost one reduction, in either order.
+ * loss.  Variant "best" keeps the queue below its own threshold: the
+ * increase tapers towards it, a cut drains the queue to half of it
+ * (synctcp_pcwnd_keep() of the excess), a loss recovery and a delay cut of
+ * the same round trip cost one reduction, in either order; next to
+ * loss-based flows it competes as Reno, and it probes the base now and
+ * then (mode.h).
  */
 #ifndef SYNCTCP_SYNC_CC_H
 #define SYNCTCP_SYNC_CC_H
@@ -21,11 +26,21 @@
 #include "flow.h"
 #include "pcwnd.h"
 
+/*
+ * Variant "best"'s threshold, percent of the maximum queuing delay: the
+ * queue it keeps below.  The dissertation's 50% kept weigle-ftp's queue at
+ * Reno's once the growth tapers to it (61 against 51 packets; 25%: 24,
+ * docs/sync-tcp.md).
+ */
+#define SYNCTCP_SYNC_BEST_PCT	25U
+
 struct synctcp_sync {
 	struct synctcp_flow flow;	/* OTT, queuing delay, reverse follow */
 	struct synctcp_pcwnd react;	/* SyncPcwnd */
+	u32 floor_us;			/* a cut drains the queue to this */
 	bool congested;			/* verdict of the last sample */
 	bool signal;			/* this ACK's sample signalled */
+	bool probe;			/* a base probe is due (mode.h) */
 };
 
 void synctcp_sync_init(struct synctcp_sync *s, u8 variant);
@@ -36,6 +51,9 @@ enum synctcp_pcwnd_action synctcp_sync_react(struct synctcp_sync *s,
 					     u32 srtt_us,
 					     struct synctcp_cwnd *w);
 u32 synctcp_sync_ssthresh(struct synctcp_sync *s, u32 snd_una, u32 cwnd);
-void synctcp_sync_on_loss(struct synctcp_sync *s, u32 snd_nxt);
+void synctcp_sync_on_loss(struct synctcp_sync *s, u32 snd_nxt, u64 now_us,
+			  u32 srtt_us, u32 min_rtt_us);
+u32 synctcp_sync_ai_window(const struct synctcp_sync *s, u32 cwnd,
+			   u32 thresh_pct);
 
 #endif /* SYNCTCP_SYNC_CC_H */

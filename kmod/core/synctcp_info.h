@@ -41,6 +41,7 @@ enum synctcp_module_id {
 					 * rate: RTT-sourced since
 					 */
 #define SYNCTCP_F_NO_STATE	0x10	/* state allocation failed: plain Reno */
+#define SYNCTCP_F_COMPETING	0x20	/* variant best's competing mode */
 
 /* sti_peer_clock: the peer's RFC 7323 clock, 0 when not in use */
 enum synctcp_clock_code {

@@ -74,6 +74,14 @@ const struct kernel_param_ops synctcp_variant_ops = {
 	.get = synctcp_variant_get,
 };
 
+/* The connection's base round trip (us), 0 while it has none. */
+u32 synctcp_min_rtt_us(const struct tcp_sock *tp)
+{
+	u32 min_rtt = tcp_min_rtt(tp);
+
+	return min_rtt == ~0U ? 0 : min_rtt;
+}
+
 /**
  * synctcp_ack_fill - this ACK as the cores see it (core/flow.h)
  * @sk: the connection, under its lock (pkts_acked())
@@ -84,14 +92,13 @@ void synctcp_ack_fill(const struct sock *sk, const struct ack_sample *sample,
 		      struct synctcp_ack *a)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
-	u32 min_rtt = tcp_min_rtt(tp);
 
 	*a = (struct synctcp_ack){
 		.now_us = tp->tcp_mstamp,
 		.rtt_us = sample->rtt_us,
 		.pkts_acked = sample->pkts_acked,
 		.srtt_us = tp->srtt_us >> 3,
-		.min_rtt_us = min_rtt == ~0U ? 0 : min_rtt,
+		.min_rtt_us = synctcp_min_rtt_us(tp),
 		.tsval = tp->rx_opt.rcv_tsval,
 		.snd_una = tp->snd_una,
 		.snd_nxt = tp->snd_nxt,
@@ -174,7 +181,8 @@ void synctcp_info_hdr_fill(struct synctcp_info_hdr *h, u8 module,
 		       (congested ? SYNCTCP_F_CONGESTED : 0) |
 		       (synctcp_tsclock_rate_known(&f->clock) ?
 			SYNCTCP_F_RATE_KNOWN : 0) |
-		       (f->flags & SYNCTCP_FLOW_TS_UNFIT ? SYNCTCP_F_TS_UNFIT : 0);
+		       (f->flags & SYNCTCP_FLOW_TS_UNFIT ? SYNCTCP_F_TS_UNFIT : 0) |
+		       (f->mode.competing ? SYNCTCP_F_COMPETING : 0);
 	h->sti_peer_clock = f->source == SYNCTCP_SRC_TS ?
 			    synctcp_clock_code(f->clock.peer_hz) : 0;
 }

@@ -240,6 +240,35 @@ TEST(delayed_ack_bursts_with_the_option_do_not_pump_cwnd)
 }
 
 /*
+ * The same with RFC 7323 timestamps: the hold is in the held ACK's TSval
+ * and in its RTT, and cancels in RTT - OTT only if the reverse estimate
+ * takes the OTT as measured.  The prompt estimator bounds a held ACK's
+ * queuing delay by the last prompt one; fed to the reverse path that bound
+ * read the 40 ms hold as a queue on the ACK path: cwnd 10 -> 20.
+ */
+TEST(delayed_ack_holds_with_timestamps_do_not_pump_cwnd)
+{
+	struct path p;
+	u32 burst;
+
+	path_init(&p, 1000, 5000, 5000, 10);
+	path_handshake(&p);
+	p.gap_us = 1000;
+	for (burst = 0; burst < 2000; burst++) {
+		p.pkts = 2;
+		p.hold_us = 0;
+		path_ack(&p);
+		p.pkts = 1;
+		p.hold_us = 40000;
+		path_ack(&p);
+		p.now_us += 40000;
+	}
+	CHECK_EQ(p.f.source, SYNCTCP_SRC_TS);
+	CHECK_EQ(p.f.q.qdelay_us, 0);
+	CHECK_EQ(p.max_cwnd, 10);
+}
+
+/*
  * Not cwnd-limited (the receive window or the application sets the flow):
  * a growing queue on the ACK path raises nothing.  b0ac820 raised cwnd in
  * such flows to 2,146,106,154 and the kernel warned.
@@ -276,6 +305,29 @@ TEST(a_real_reverse_queue_is_followed_and_given_back)
 	CHECK_NEAR(p.cwnd, 40, 1);
 }
 
+/*
+ * Found measuring weigle-ftp (issue 29): the handshake crossed an empty
+ * ACK path, the first data ACK a 50 ms reverse queue, so its 16 ticks
+ * spanned 66 ms: 242 Hz, provisionally "250 Hz".  The jump check then took
+ * the true 1 kHz advance for a 2 s jump every 0.67 s and restarted the
+ * window that was to correct it: the flow ran its whole life on 250 Hz,
+ * its estimator reset every 0.67 s, never cutting.  Now no legacy rate is
+ * taken provisionally, and the window confirms 1 kHz.
+ */
+TEST(a_reverse_queue_after_the_handshake_does_not_fix_a_wrong_rate)
+{
+	struct path p;
+
+	path_init(&p, 1000, 8000, 8000, 10);
+	path_handshake(&p);
+	p.rev_us = 58000;	/* the reverse flows' queue, from the first ACK */
+	p.now_us += 50000;
+	path_run(&p, 3ULL * 1000 * 1000);
+	CHECK_EQ(p.f.clock.peer_hz, 1000);
+	CHECK(p.f.clock.rate_confirmed);
+	CHECK(p.f.q.min_ott_us <= p.f.q.max_ott_us);
+}
+
 /* Variant "paper" has no compensation at all. */
 TEST(variant_paper_never_moves_cwnd)
 {
@@ -300,8 +352,10 @@ static const struct harness_test tests[] = {
 	T(a_300hz_peer_is_300hz_and_its_ott_does_not_drift),
 	T(a_72_min_idle_after_the_handshake_learns_the_true_rate),
 	T(delayed_ack_bursts_with_the_option_do_not_pump_cwnd),
+	T(delayed_ack_holds_with_timestamps_do_not_pump_cwnd),
 	T(a_window_limited_flow_is_not_raised),
 	T(a_real_reverse_queue_is_followed_and_given_back),
+	T(a_reverse_queue_after_the_handshake_does_not_fix_a_wrong_rate),
 	T(variant_paper_never_moves_cwnd),
 };
 

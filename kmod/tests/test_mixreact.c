@@ -26,7 +26,7 @@ struct flow {
 
 static void flow_init(struct flow *f, u32 cwnd)
 {
-	synctcp_qdelay_reset(&f->q);
+	synctcp_qdelay_init(&f->q, false);
 	synctcp_qdelay_update(&f->q, BASE_OTT_US);
 	synctcp_qdelay_update(&f->q, BASE_OTT_US + MAX_Q_US);
 	synctcp_syncmix_init(&f->m);

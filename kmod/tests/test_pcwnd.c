@@ -14,7 +14,7 @@
  */
 static void qdelay_with_max(struct synctcp_qdelay *q, u32 max_q_us, u32 now_q_us)
 {
-	synctcp_qdelay_reset(q);
+	synctcp_qdelay_init(q, false);
 	synctcp_qdelay_update(q, 10000);
 	synctcp_qdelay_update(q, 10000 + (s64)max_q_us);
 	synctcp_qdelay_on_loss(q);
@@ -25,7 +25,7 @@ TEST(no_signal_before_first_loss)
 {
 	struct synctcp_qdelay q;
 
-	synctcp_qdelay_reset(&q);
+	synctcp_qdelay_init(&q, false);
 	synctcp_qdelay_update(&q, 10000);
 	synctcp_qdelay_update(&q, 70000);
 	synctcp_qdelay_update(&q, 69000);
@@ -44,7 +44,7 @@ TEST(loss_before_any_sample_does_not_enable_decisions)
 {
 	struct synctcp_qdelay q;
 
-	synctcp_qdelay_reset(&q);
+	synctcp_qdelay_init(&q, false);
 	synctcp_qdelay_on_loss(&q);
 	synctcp_qdelay_update(&q, 10000);
 	synctcp_qdelay_update(&q, 14000);
@@ -107,7 +107,7 @@ TEST(no_signal_without_samples_or_queue)
 {
 	struct synctcp_qdelay q;
 
-	synctcp_qdelay_reset(&q);
+	synctcp_qdelay_init(&q, false);
 	synctcp_qdelay_on_loss(&q);
 	CHECK(!synctcp_pqlen_congested(&q, 50));
 	synctcp_qdelay_update(&q, 10000);	/* max qdelay 0 */

@@ -19,7 +19,7 @@ struct rig {
 /* An estimator that knows min OTT and a max qdelay of @max_q_us. */
 static void rig_init(struct rig *r, u32 max_q_us, bool seen_loss)
 {
-	synctcp_qdelay_reset(&r->q);
+	synctcp_qdelay_init(&r->q, false);
 	synctcp_qdelay_update(&r->q, BASE_OTT_US);
 	synctcp_qdelay_update(&r->q, BASE_OTT_US + (s64)max_q_us);
 	synctcp_syncmix_init(&r->m);

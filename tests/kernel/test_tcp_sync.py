@@ -46,10 +46,12 @@ def test_setsockopt_selects_sync_per_socket(module_loaded: str) -> None:
 
 def test_parameters_are_validated(module_loaded: str) -> None:
     assert (PARAMS / "thresh_pct").read_text().strip() == "50"
+    assert (PARAMS / "best_thresh_pct").read_text().strip() == "25"
     assert (PARAMS / "source").read_text().strip() == "auto"
     for bad in ("0", "101", "-5", "abc"):
-        with pytest.raises(OSError):
-            (PARAMS / "thresh_pct").write_text(bad)
+        for name in ("thresh_pct", "best_thresh_pct"):
+            with pytest.raises(OSError):
+                (PARAMS / name).write_text(bad)
     with pytest.raises(OSError):
         (PARAMS / "source").write_text("gps")
     assert (PARAMS / "variant").read_text().strip() == "best"

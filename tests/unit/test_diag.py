@@ -23,7 +23,8 @@ int main(void)
 	printf("attr %d\n", SYNCTCP_DIAG_ATTR);
 	printf("flag LOSS_SEEN %d\nflag CONGESTED %d\nflag RATE_KNOWN %d\n",
 	       SYNCTCP_F_LOSS_SEEN, SYNCTCP_F_CONGESTED, SYNCTCP_F_RATE_KNOWN);
-	printf("flag TS_UNFIT %d\nflag NO_STATE %d\n", SYNCTCP_F_TS_UNFIT, SYNCTCP_F_NO_STATE);
+	printf("flag TS_UNFIT %d\nflag NO_STATE %d\nflag COMPETING %d\n", SYNCTCP_F_TS_UNFIT,
+	       SYNCTCP_F_NO_STATE, SYNCTCP_F_COMPETING);
 	printf("clock 1 %d\nclock 2 %d\nclock 3 %d\nclock 4 %d\n", SYNCTCP_CLOCK_2HZ,
 	       SYNCTCP_CLOCK_10HZ, SYNCTCP_CLOCK_100HZ, SYNCTCP_CLOCK_250HZ);
 	printf("clock 5 %d\nclock 6 %d\nclock 7 %d\nclock 255 %d\n", SYNCTCP_CLOCK_1KHZ,
@@ -98,7 +99,7 @@ def test_record_layout_matches_header(c_layout: dict, module: str) -> None:
 def test_flags_and_clock_codes_match_header(c_layout: dict) -> None:
     assert c_layout["flag"] == {"LOSS_SEEN": diag.F_LOSS_SEEN, "CONGESTED": diag.F_CONGESTED,
                                 "RATE_KNOWN": diag.F_RATE_KNOWN, "TS_UNFIT": diag.F_TS_UNFIT,
-                                "NO_STATE": diag.F_NO_STATE}
+                                "NO_STATE": diag.F_NO_STATE, "COMPETING": diag.F_COMPETING}
     hz = {"1": 2, "2": 10, "3": 100, "4": 250, "5": 1000, "6": 1000000, "7": 300, "255": "other"}
     assert {code: diag.CLOCKS[value] for code, value in c_layout["clock"].items()} == hz
 
@@ -108,7 +109,7 @@ def test_decode_sync_record() -> None:
     rec = decode_record(raw)
     assert rec == {"module": "sync", "source": "ts", "loss_seen": True, "congested": False,
                    "rate_known": True, "ts_unfit": False, "no_state": False,
-                   "peer_clock_hz": 1000, "min_ott_us": -2000,
+                   "competing": False, "peer_clock_hz": 1000, "min_ott_us": -2000,
                    "qdelay_us": 19000, "max_qdelay_us": 60000, "signals": 7, "reductions": 3}
 
 
@@ -118,6 +119,8 @@ def test_decode_unfit_peer_and_missing_state() -> None:
     rec = decode_record(struct.pack("<BBBB", 2, 0, 0x10, 0) + bytes(16))
     assert rec["module"] == "mixreact" and rec["no_state"]
     assert decode_record(struct.pack("<BBBB", 1, 2, 0x04, 7) + bytes(16))["peer_clock_hz"] == 300
+    rec = decode_record(struct.pack("<BBBB", 1, 2, 0x21, 5) + bytes(16))
+    assert rec["competing"] and rec["loss_seen"] and not rec["congested"]
 
 
 def test_decode_etcp_record() -> None:

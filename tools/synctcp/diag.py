@@ -40,6 +40,8 @@ F_RATE_KNOWN = 0x04
 F_TS_UNFIT = 0x08
 #: the module could not allocate the connection's state: it runs as Reno
 F_NO_STATE = 0x10
+#: variant best competes with loss-based flows (kmod/core/mode.h)
+F_COMPETING = 0x20
 
 #: struct synctcp_info_hdr
 HDR_FORMAT = "<BBBB"
@@ -84,6 +86,7 @@ def decode_record(raw: bytes) -> Dict[str, Any]:
         "rate_known": bool(hdr["flags"] & F_RATE_KNOWN),
         "ts_unfit": bool(hdr["flags"] & F_TS_UNFIT),
         "no_state": bool(hdr["flags"] & F_NO_STATE),
+        "competing": bool(hdr["flags"] & F_COMPETING),
         "peer_clock_hz": CLOCKS.get(hdr["peer_clock"], "other"),
     }
     layout = LAYOUTS.get(name)

@@ -106,11 +106,13 @@ static void conn_ack(struct conn *c, unsigned int mode)
 static void conn_loss(struct conn *c, bool rto)
 {
 	if (c->mix) {
-		synctcp_mix_on_loss(&c->m, rto);
+		synctcp_mix_on_loss(&c->m, rto, c->a.now_us, c->a.srtt_us,
+				    c->a.min_rtt_us);
 		c->ssthresh = max_t(u32, c->cwnd >> 1, 2);
 	} else {
 		c->ssthresh = synctcp_sync_ssthresh(&c->s, c->a.snd_una, c->cwnd);
-		synctcp_sync_on_loss(&c->s, c->a.snd_nxt);
+		synctcp_sync_on_loss(&c->s, c->a.snd_nxt, c->a.now_us,
+				     c->a.srtt_us, c->a.min_rtt_us);
 	}
 	FUZZ_ASSERT(c->ssthresh >= 2);
 	c->cwnd = rto ? 1 : min_t(u32, c->cwnd, c->ssthresh);

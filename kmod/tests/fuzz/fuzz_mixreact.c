@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	u64 now = 0;
 	unsigned int i;
 
-	synctcp_qdelay_reset(&q);
+	synctcp_qdelay_init(&q, false);
 	synctcp_syncmix_init(&m);
 	synctcp_mixreact_reset(&r);
 	w.cwnd = fuzz_u32(&in);

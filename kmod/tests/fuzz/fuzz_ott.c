@@ -3,10 +3,12 @@
  * Fuzz the RFC 7323 OTT sampler and the queuing-delay estimator with
  * arbitrary ACK sequences: TSval, RTT and local-clock steps of any size
  * (reordering, jumps, wraps, idles), option OTTs of any value, losses,
- * resets, inherited maxima, ACKs the peer may have held.  Invariants:
- * qdelay <= max qdelay, both derived from min <= max, and max qdelay never
- * decreases between resets; a REBASED sample is 0; the peer rate is never
- * 0 and always a known one; UNFIT comes once, and no sample after it.
+ * resets, inherited maxima, ACKs the peer may have held, both estimators.
+ * Invariants: qdelay <= max qdelay, both derived from min <= max, and max
+ * qdelay never decreases between resets but at a path change (the base
+ * moved up), and then to the full queue of the last loss, which it never
+ * falls below; a REBASED sample is 0; the peer rate is never 0 and always
+ * a known one; UNFIT comes once, and no sample after it.
  */
 #include "fuzz_input.h"
 #include "ott.h"
@@ -31,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = 0; i < 4096 && in.left; i++) {
 		u8 op = fuzz_u8(&in);
 		enum synctcp_ott_result r;
-		s64 ott = 0;
+		s64 ott = 0, min_ott;
 		u32 bound;
 
 		switch (op & 7) {
@@ -82,6 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			now64 += fuzz_u32(&in);
 			continue;
 		}
+		min_ott = synctcp_qdelay_valid(&q) ? q.min_ott_us : S64_MAX;
 		bound = synctcp_qdelay_bound_us(fuzz_u8(&in) & 1 ?
 						fuzz_u32(&in) : 0);
 		r = synctcp_qdelay_sample_held(&q, ott, now64, bound,
@@ -89,7 +92,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(r == SYNCTCP_OTT_SKIP || synctcp_qdelay_valid(&q));
 		if (r == SYNCTCP_OTT_REBASED)
 			max_qdelay = 0;
-		FUZZ_ASSERT(q.max_qdelay_us >= max_qdelay);
+		/* only a path change lowers it, to the full queue at the loss */
+		FUZZ_ASSERT(q.max_qdelay_us >= max_qdelay ||
+			    (q.loss_seen && q.min_ott_us > min_ott));
+		FUZZ_ASSERT(!q.loss_seen || q.loss_max_us <= q.max_qdelay_us);
 		max_qdelay = q.max_qdelay_us;
 		if (synctcp_qdelay_valid(&q)) {
 			FUZZ_ASSERT(q.qdelay_us <= q.max_qdelay_us);

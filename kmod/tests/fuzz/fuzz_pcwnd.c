@@ -24,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	nxt = una + fuzz_u16(&in);
 	w.cwnd = fuzz_u32(&in);
 	w.ssthresh = fuzz_u32(&in);
-	synctcp_qdelay_reset(&q);
+	synctcp_qdelay_init(&q, false);
 	for (i = 0; i < 4096 && in.left; i++) {
 		u8 op = fuzz_u8(&in);
 		u32 before_cwnd = w.cwnd, signals = r.signals;

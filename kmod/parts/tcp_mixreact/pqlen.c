@@ -1,0 +1,3 @@
+// SPDX-License-Identifier: GPL-2.0
+/* tcp_mixreact's own copy of core/pqlen.c (Kbuild links an object into one module) */
+#include "../../core/pqlen.c"

@@ -1,0 +1,3 @@
+// SPDX-License-Identifier: GPL-2.0
+/* tcp_sync's own copy of core/mode.c (Kbuild links an object into one module) */
+#include "../../core/mode.c"

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Variant "best"'s modes (core/mode.c): when a flow takes the queue for
+ * loss-based neighbours', when it finds itself alone again, and when it
+ * probes the base.
+ */
+#include "harness.h"
+#include "mode.h"
+
+#define MS	1000ULL
+#define FULL_US	100000U		/* the full queue: 100 ms */
+#define SRTT_US	100000U
+
+/* An estimator that has seen a full queue of FULL_US and a loss. */
+static void full_queue(struct synctcp_qdelay *q)
+{
+	synctcp_qdelay_init(q, false);
+	q->min_ott_us = 0;
+	q->max_ott_us = FULL_US;
+	q->max_qdelay_us = FULL_US;
+	q->loss_max_us = FULL_US;
+	q->loss_seen = true;
+}
+
+/* Samples every 10 ms from @t_ms for @len_ms, queuing delay @f(t). */
+static u32 feed(struct synctcp_mode *m, struct synctcp_qdelay *q, u64 t_ms,
+		u64 len_ms, u32 (*f)(u64 t_ms), u32 *enters, u32 *probes)
+{
+	u32 leaves = 0;
+	u64 t;
+
+	for (t = t_ms; t < t_ms + len_ms; t += 10) {
+		q->qdelay_us = f(t);
+		switch (synctcp_mode_sample(m, q, t * MS, SRTT_US, 25)) {
+		case SYNCTCP_MODE_ENTER:
+			(*enters)++;
+			break;
+		case SYNCTCP_MODE_PROBE:
+			(*probes)++;
+			break;
+		case SYNCTCP_MODE_LEAVE:
+			leaves++;
+			break;
+		default:
+			break;
+		}
+	}
+	return leaves;
+}
+
+/* Flows in low-queue mode: around the threshold (25 ms), dips each second. */
+static u32 kin(u64 t_ms)
+{
+	u32 phase = (u32)(t_ms % 1000);
+
+	return phase < 100 ? 5000 : 20000 + (phase % 300) * 30;
+}
+
+/* A CUBIC neighbour: the queue between 60% and full, a loss every 5 s. */
+static u32 cubic(u64 t_ms)
+{
+	return 60000 + (u32)(t_ms % 5000) * 8;
+}
+
+static u32 empty(u64 t_ms)
+{
+	return (u32)(t_ms % 2) * 1000;
+}
+
+TEST(flows_in_low_queue_mode_are_not_taken_for_competitors)
+{
+	struct synctcp_qdelay q;
+	struct synctcp_mode m;
+	u32 enters = 0, probes = 0;
+
+	full_queue(&q);
+	synctcp_mode_init(&m);
+	feed(&m, &q, 0, 120000, kin, &enters, &probes);
+	CHECK_EQ(enters, 0);
+	CHECK_EQ(probes, 0);		/* it dipped below T / 4 every second */
+	CHECK(!m.competing);
+}
+
+TEST(a_queue_standing_above_half_the_maximum_for_a_second_is_a_competitor)
+{
+	struct synctcp_qdelay q;
+	struct synctcp_mode m;
+	u32 enters = 0, probes = 0;
+
+	full_queue(&q);
+	synctcp_mode_init(&m);
+	feed(&m, &q, 0, 990, cubic, &enters, &probes);
+	CHECK_EQ(enters, 0);
+	feed(&m, &q, 990, 30, cubic, &enters, &probes);
+	CHECK_EQ(enters, 1);
+	CHECK(m.competing);
+	CHECK_EQ(m.entries, 1);
+	/* one sample below half the maximum starts the second over */
+	synctcp_mode_init(&m);
+	feed(&m, &q, 0, 900, cubic, &enters, &probes);
+	q.qdelay_us = 49000;
+	CHECK_EQ(synctcp_mode_sample(&m, &q, 910 * MS, SRTT_US, 25),
+		 SYNCTCP_MODE_NONE);
+	feed(&m, &q, 920, 900, cubic, &enters, &probes);
+	CHECK(!m.competing);
+}
+
+/* Four round trips when they are longer than a second. */
+TEST(the_competitor_test_lasts_four_round_trips_on_long_paths)
+{
+	struct synctcp_qdelay q;
+	struct synctcp_mode m;
+	u64 t;
+
+	full_queue(&q);
+	synctcp_mode_init(&m);
+	q.qdelay_us = 90000;
+	for (t = 0; t < 2390; t += 10)
+		CHECK_EQ(synctcp_mode_sample(&m, &q, t * MS, 600000, 25),
+			 SYNCTCP_MODE_NONE);
+	CHECK_EQ(synctcp_mode_sample(&m, &q, 2460 * MS, 600000, 25),
+		 SYNCTCP_MODE_ENTER);
+}
+
+/*
+ * After a loss a flow alone (Reno's halving, B = 50 ms, M = 100 ms) leaves
+ * (M - B) / 2 = 25 ms: within M / 8 of it, it is alone.  Next to CUBIC
+ * the queue stays above 60 ms: it competes on.
+ */
+TEST(a_loss_that_leaves_the_queue_a_flow_alone_leaves_ends_competing)
+{
+	struct synctcp_qdelay q;
+	struct synctcp_mode m;
+	u32 enters = 0, probes = 0;
+
+	full_queue(&q);
+	synctcp_mode_init(&m);
+	feed(&m, &q, 0, 2000, cubic, &enters, &probes);
+	CHECK(m.competing);
+	synctcp_mode_loss(&m, &q, 2000 * MS, SRTT_US, 50000);
+	CHECK_EQ(m.expect_us, 25000);
+	CHECK_EQ(feed(&m, &q, 2000, 1000, cubic, &enters, &probes), 0);
+	CHECK(m.competing);
+
+	synctcp_mode_loss(&m, &q, 3000 * MS, SRTT_US, 50000);
+	q.qdelay_us = 30000;	/* 25 ms + 5 ms: within 12.5 ms */
+	CHECK_EQ(synctcp_mode_sample(&m, &q, 3100 * MS, SRTT_US, 25),
+		 SYNCTCP_MODE_NONE);
+	q.qdelay_us = 70000;
+	CHECK_EQ(synctcp_mode_sample(&m, &q, 3290 * MS, SRTT_US, 25),
+		 SYNCTCP_MODE_NONE);
+	CHECK_EQ(synctcp_mode_sample(&m, &q, 3310 * MS, SRTT_US, 25),
+		 SYNCTCP_MODE_LEAVE);
+	CHECK(!m.competing);
+	/* the samples of the first half round trip do not count */
+	feed(&m, &q, 4000, 2000, cubic, &enters, &probes);
+	CHECK(m.competing);
+	synctcp_mode_loss(&m, &q, 6000 * MS, SRTT_US, 50000);
+	q.qdelay_us = 0;
+	synctcp_mode_sample(&m, &q, 6040 * MS, SRTT_US, 25);
+	q.qdelay_us = 70000;
+	CHECK_EQ(feed(&m, &q, 6060, 400, cubic, &enters, &probes), 0);
+	CHECK(m.competing);
+}
+
+TEST(the_base_is_probed_after_ten_seconds_without_a_dip)
+{
+	struct synctcp_qdelay q;
+	struct synctcp_mode m;
+	u32 enters = 0, probes = 0;
+	u64 t;
+
+	full_queue(&q);
+	synctcp_mode_init(&m);
+	q.qdelay_us = 20000;	/* below the competitor level, above T / 4 */
+	for (t = 0; t < 30000; t += 10) {
+		enum synctcp_mode_event e;
+
+		e = synctcp_mode_sample(&m, &q, t * MS, SRTT_US, 25);
+		if (e == SYNCTCP_MODE_PROBE)
+			probes++;
+		if (t == 10000 || t == 20000)
+			CHECK_EQ(e, SYNCTCP_MODE_PROBE);
+	}
+	CHECK_EQ(probes, 2);
+	CHECK_EQ(m.probes, 2);
+	/* dips reset the wait */
+	synctcp_mode_init(&m);
+	probes = 0;
+	feed(&m, &q, 0, 60000, empty, &enters, &probes);
+	CHECK_EQ(probes, 0);
+	CHECK_EQ(enters, 0);
+}
+
+/* Nothing happens before a loss has shown what a full queue is. */
+TEST(no_mode_before_the_first_loss)
+{
+	struct synctcp_qdelay q;
+	struct synctcp_mode m;
+	u32 enters = 0, probes = 0;
+
+	full_queue(&q);
+	q.loss_seen = false;
+	synctcp_mode_init(&m);
+	feed(&m, &q, 0, 60000, cubic, &enters, &probes);
+	CHECK_EQ(enters, 0);
+	CHECK_EQ(probes, 0);
+	synctcp_mode_loss(&m, &q, 0, SRTT_US, 50000);
+	CHECK(!m.checking);
+}
+
+static const struct harness_test tests[] = {
+	T(flows_in_low_queue_mode_are_not_taken_for_competitors),
+	T(a_queue_standing_above_half_the_maximum_for_a_second_is_a_competitor),
+	T(the_competitor_test_lasts_four_round_trips_on_long_paths),
+	T(a_loss_that_leaves_the_queue_a_flow_alone_leaves_ends_competing),
+	T(the_base_is_probed_after_ten_seconds_without_a_dip),
+	T(no_mode_before_the_first_loss),
+};
+
+HARNESS_MAIN("mode", tests)
