@@ -81,3 +81,20 @@ def test_ecdf_and_eccdf_are_step_functions_over_distinct_values() -> None:
     assert ecdf([3.0, 1.0, 2.0, 2.0]) == ([1.0, 2.0, 3.0], [0.25, 0.75, 1.0])
     assert eccdf([3.0, 1.0, 2.0, 2.0]) == ([1.0, 2.0, 3.0], [1.0, 0.75, 0.25])
     assert ecdf([]) == ([], []) and eccdf([]) == ([], [])
+
+
+def test_recovery_is_when_the_queue_stays_at_the_remaining_flows_level() -> None:
+    from synctcp_testbed.analysis.metrics import recovery
+    # 10 Hz from t=100: 40 packets until 130 + 7 s, then 4 (one 1-s blip at 8 packets)
+    def q(i: int) -> float:
+        t = i / 10
+        return 40.0 if t < 37 else (8.0 if 45 <= t < 46 else 4.0)
+    samples = _samples(1000, 10, q, 10, 1.0)
+    rec = recovery(samples, stop_s=130, end_s=200)
+    assert rec["level_pkts"] == pytest.approx(5.0)     # 1.25 x the last 10 s' mean of 4
+    assert rec["low_after_s"] == 16.0                  # the blip at 145 s is above 5
+    assert recovery(_samples(1000, 10, lambda i: 40.0, 10, 1.0), 130, 200)["low_after_s"] == 0.0
+    never = _samples(1000, 10, lambda i: 40.0 if (i // 10) % 2 else 0.0, 10, 1.0)
+    assert recovery(never, 130, 200)["low_after_s"] is None
+    with pytest.raises(ValueError, match="at least 20 s"):
+        recovery(samples, stop_s=190, end_s=200)

@@ -1130,3 +1130,28 @@ def test_capture_key_of_a_scenario_captures_like_the_option(
     assert cli.main(["run", "martin-full", "--out", str(tmp_path / "r"), *argv]) == 0
     assert cli.main(["run", "martin-minority", "--out", str(tmp_path / "s"), *argv]) == 0
     assert seen == [want, bool(argv)]
+
+
+def test_others_stop_s_stops_the_minority_of_flows_only() -> None:
+    sc = from_dict(base(cc=["sync"], duration_s=60, warmup_s=10,
+                        topology={"rtts_ms": [40, 40, 40]},
+                        traffic={"minority_of": "cubic", "others_stop_s": 30}))
+    case = sc.cases()[0]
+    flows = plan_case(case, build_topology(case)).flows
+    assert [(f.group, f.cc, f.stop_s) for f in flows] == [
+        ("minority", "sync", 0.0), ("fwd", "cubic", 30.0), ("fwd", "cubic", 30.0)]
+    # the CUBIC flows send until their stop; the case's flow to the end and past it
+    assert [scripts.flow_seconds(f, sc.duration_s) for f in flows] == [
+        60 + scripts.TAIL_S, 30, 30]
+
+
+@pytest.mark.parametrize("traffic, msg", [
+    ({"others_stop_s": 30}, "traffic.minority_of, which is not set"),
+    ({"minority_of": "cubic", "others_stop_s": 5}, "between warmup_s (10 s) and duration_s"),
+    ({"minority_of": "cubic", "others_stop_s": 60}, "between warmup_s (10 s) and duration_s"),
+])
+def test_others_stop_s_is_refused_where_it_cannot_mean_anything(traffic: Dict[str, Any],
+                                                                 msg: str) -> None:
+    with pytest.raises(ScenarioError, match=msg.replace("(", r"\(").replace(")", r"\)")):
+        from_dict(base(duration_s=60, warmup_s=10, topology={"rtts_ms": [40, 40]},
+                       traffic=traffic))

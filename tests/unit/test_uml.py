@@ -335,12 +335,14 @@ def test_the_image_is_the_user_space_and_meta_names_it(build: Path, image: Path)
     r = umlrun(sys.executable, "-c", "import sys, subprocess; print(sys.executable); "
                f"sys.stdout.flush(); subprocess.run(['sh', '-c', {script!r}])",
                env={"SYNCTCP_UML_RUNDIR": str(run), "LANG": "de_DE.UTF-8",
-                    "PATH": "/nowhere/bin:" + os.environ.get("PATH", "")})
+                    # not the caller's PATH (make test puts .venv/bin on it):
+                    # an entry outside the instance is dropped, one inside kept
+                    "PATH": f"/nowhere/bin:{REPO}/.venv/bin:/usr/bin:/bin"})
     try:
         assert r.returncode == 0, r.stderr
         m = load_umlrun()
         assert r.stdout.splitlines() == ["/usr/bin/python3", "image",
-                                         f"{m.IMAGE_PATH}|C.UTF-8|/root",
+                                         f"{m.IMAGE_PATH}:{REPO}/.venv/bin|C.UTF-8|/root",
                                          "/usr/bin/python3 (3, 11)"], r.stdout
         meta = json.loads((run / "meta.json").read_text())
         top = image.resolve().parent

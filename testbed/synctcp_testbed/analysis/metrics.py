@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, List, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .rundir import QueueSample
 
@@ -87,6 +87,33 @@ def queue_stats(samples: Sequence[QueueSample], rate_mbit: float, start_s: float
         drop_pct=drop_pct(drops, sent),
         utilization=utilization(kept[-1].sent_bytes - kept[0].sent_bytes, span, rate_mbit),
     )
+
+
+def recovery(samples: Sequence[QueueSample], stop_s: float, end_s: float,
+             tail_s: float = 10.0) -> Dict[str, Optional[float]]:
+    """How long after ``stop_s`` the queue is down to what the remaining flow keeps.
+
+    The level is the mean queue of the last ``tail_s`` before ``end_s``
+    (times 1.25, at least 2 packets); the recovery time is from ``stop_s``
+    to the first whole second from which every 1-s mean of the queue stays
+    at or below it (None: it never does).
+    """
+    kept = [s for s in samples if stop_s <= s.t <= end_s]
+    tail = [s.qlen_pkts for s in kept if s.t >= end_s - tail_s]
+    if not tail or end_s - stop_s < 2 * tail_s:
+        raise ValueError(f"the queue after the stop spans {end_s - stop_s:.1f} s: "
+                         f"at least {2 * tail_s:g} s are needed")
+    level = max(2.0, 1.25 * sum(tail) / len(tail))
+    means: List[float] = []
+    for k in range(int(end_s - stop_s)):
+        sec = [s.qlen_pkts for s in kept if stop_s + k <= s.t < stop_s + k + 1]
+        means.append(sum(sec) / len(sec) if sec else 0.0)
+    after: Optional[float] = None
+    for k in range(len(means) - 1, -1, -1):
+        if means[k] > level:
+            break
+        after = float(k)
+    return {"level_pkts": level, "low_after_s": after}
 
 
 def ecdf(values: Iterable[float]) -> Tuple[List[float], List[float]]:

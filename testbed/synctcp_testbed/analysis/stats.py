@@ -161,6 +161,9 @@ def case_metrics(case: Mapping[str, Any]) -> Dict[str, float]:
         others = (sum(fwd) - minority[0]["goodput_mbit"]) / (len(fwd) - 1)
         if others > 0:      # Martin et al.'s Table V: the change against the others' mean
             out["minority_change_pct"] = 100 * (minority[0]["goodput_mbit"] - others) / others
+    rec = case.get("recovery") or {}
+    if isinstance(rec.get("low_after_s"), (int, float)):
+        out["recovery_s"] = float(rec["low_after_s"])
     corr = case.get("correlation") or {}
     for which in ("rtt", "ott"):     # Martin et al.'s CIM and LCDC(-1), from the capture
         series = corr.get(which) or {}

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..analysis.http import http_metrics
-from ..analysis.metrics import queue_stats
+from ..analysis.metrics import queue_stats, recovery
 from ..analysis.rundir import RunDirError, read_http_csv, read_queue_csv
 from ..network.topology import Topology
 from ..plan.flows import Flow, Plan
@@ -191,6 +191,15 @@ def collect(case: Case, case_dir: Path, topo: Topology, plan: Plan, t0: float,
                 raise RunError(f"{case.id}: flowgen reported nothing of flow {f.id}")
             flows.append(flow_result(case.id, f, res, t_start - go, t_end - go))
     (case_dir / "flows.json").write_text(json.dumps(flows, indent=1))
+    rec = None
+    if sc.traffic.others_stop_s and bottlenecks:
+        label = bottlenecks[0]["link"]
+        try:
+            rec = {"link": label, "stop_s": sc.traffic.others_stop_s,
+                   **recovery(read_queue_csv(case_dir / f"queue-{label}.csv"),
+                              go + sc.traffic.others_stop_s, go + sc.duration_s)}
+        except (RunDirError, ValueError) as exc:
+            raise RunError(f"{case.id}: recovery on {label}: {exc}") from exc
     http = http_result(case, case_dir, plan, t_start, t_end)
     fwd = [f for f in flows if f["group"] in ("fwd", "minority")]
     return {
@@ -203,6 +212,7 @@ def collect(case: Case, case_dir: Path, topo: Topology, plan: Plan, t0: float,
         "flows": [{k: f[k] for k in ("id", "group", "cc", "goodput_mbit", "retransmits",
                                      "base_rtt_ms", "udp_lost_pct")} for f in flows],
         "http": http,
+        "recovery": rec,
         "correlation": (correlation(case, case_dir, plan.flows[0], log)
                         if capture and plan.flows else None),
         "platform_ceiling_mbit": None,

@@ -116,7 +116,10 @@ def qsampler_line(argv: Sequence[Any], case_dir: Path) -> str:
 
 
 def flow_seconds(f: Flow, duration: float) -> int:
-    """How long flow ``f`` sends: past the measured interval by TAIL_S."""
+    """How long flow ``f`` sends: past the measured interval by TAIL_S, or
+    until its own stop (``others_stop_s``)."""
+    if f.stop_s:
+        return max(1, int(round(f.stop_s - f.start_s)))
     return max(1, int(round(duration - f.start_s + TAIL_S)))
 
 

@@ -41,6 +41,8 @@ class Flow:
     kind: str = "bulk"          # bulk | cbr
     src_addr: str = ""
     dst_addr: str = ""
+    #: the sender stops this long after the start (s); 0: at the case's end
+    stop_s: float = 0.0
 
 
 @dataclass
@@ -95,20 +97,22 @@ def plan_case(case: Case, topo: Topology) -> Plan:
     # each flow's jitter: the k-th draw of the case's seed, whatever else the case runs
     jitter = random.Random(f"start:{sc.seed}")
 
-    def add(group: str, cc: str, src: str, dst: str, rtt: float, kind: str = "bulk") -> None:
+    def add(group: str, cc: str, src: str, dst: str, rtt: float, kind: str = "bulk",
+            stop_s: float = 0.0) -> None:
         nonlocal k
         port = (CBR_PORT if kind == "cbr" else BULK_PORT) + k
         plan.flows.append(Flow(f"f{k + 1:02d}", group, cc, src, dst, port, CPORT + k, rtt,
                                start_s=k * tr.stagger_s + round(jitter.uniform(
                                    0, tr.start_jitter_s), 3), kind=kind, src_addr=topo.addr(src),
-                               dst_addr=topo.addr(dst)))
+                               dst_addr=topo.addr(dst), stop_s=stop_s))
         k += 1
 
     if tr.bulk_fwd:
         for i, ((s, r), rtt) in enumerate(zip(pairs, sc.topology.rtts_ms)):
             cc = tr.minority_of if (tr.minority_of and i > 0) else case.cc
             for _ in range(tr.flows_per_pair):
-                add("fwd" if not tr.minority_of or i > 0 else "minority", cc, s, r, rtt)
+                add("fwd" if not tr.minority_of or i > 0 else "minority", cc, s, r, rtt,
+                    stop_s=tr.others_stop_s if tr.minority_of and i > 0 else 0.0)
     if tr.bulk_rev:
         for i, ((s, r), rtt) in enumerate(zip(pairs, sc.topology.rtts_ms), 1):
             if not tr.rev_pairs or i in tr.rev_pairs:

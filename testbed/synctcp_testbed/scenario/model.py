@@ -129,6 +129,10 @@ class TrafficSpec:
     #: each bulk and CBR flow starts up to this much later (s), uniformly at
     #: random from the case's seed (so the repetitions of a case differ)
     start_jitter_s: float = num(0.0, 0, 3600, unit="s")
+    #: the minority_of flows stop this long after the start (s), and the case's
+    #: flow goes on alone: how long it takes to bring the queue down again
+    #: (summary: recovery); 0: they run to the end
+    others_stop_s: float = num(0.0, 0, 86400, unit="s")
 
 
 SEED_MAX = 2**31 - 1
@@ -158,7 +162,7 @@ class Scenario:
     #: module parameter): "best", or "paper" for the dissertation's algorithm
     variant: str = "best"
     #: module parameters for the cases, per algorithm of this project, e.g.
-    #: {"sync": {"thresh_pct": 25}}: set before each case and restored after
+    #: {"sync": {"best_thresh_pct": 30}}: set before each case and restored after
     #: (the run's meta.json records every loaded module's parameters)
     module_params: Dict[str, Dict[str, Union[int, str]]] = Field(default_factory=dict)
     #: tcpdump the first flow's headers at its sender (CASE/f01.pcap) and put
@@ -254,6 +258,13 @@ class Scenario:
                     cls = TopologySpec if field in ("rate_mbit", "queue_pkts") else TrafficSpec
                     raise ScenarioError(sweep_error(cls, field, key, exc)) from None
         tr = self.traffic
+        if tr.others_stop_s and not tr.minority_of:
+            raise ScenarioError("traffic.others_stop_s: the flows that stop are those of "
+                                "traffic.minority_of, which is not set")
+        if tr.others_stop_s and not self.warmup_s < tr.others_stop_s < self.duration_s:
+            raise ScenarioError(f"traffic.others_stop_s must be between warmup_s "
+                                f"({self.warmup_s:g} s) and duration_s ({self.duration_s:g} s), "
+                                f"not {tr.others_stop_s:g}")
         loads = [tr.http_load_pct, *self.sweep.get("http_load_pct", [])]
         if any(loads) and not 1 <= tr.http_pairs <= len(t.rtts_ms):
             raise ScenarioError(f"traffic.http_pairs must be from 1 to {len(t.rtts_ms)} "
