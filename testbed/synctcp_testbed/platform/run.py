@@ -58,6 +58,26 @@ def git_describe() -> Optional[str]:
         return None
 
 
+def kmod_tree() -> Optional[str]:
+    """The git tree of the checkout's ``kmod/`` (the modules' source), with
+    ``-dirty`` when it has uncommitted changes; None outside a checkout.  The
+    ledger compares only figures of the same modules' source (meta.json ``kmod_tree``)."""
+    repo = package_checkout()
+    if repo is None:
+        return None
+    try:
+        tree = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "-q", "HEAD:kmod"],
+                              capture_output=True, text=True, timeout=10)
+        status = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--", "kmod"],
+                                capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    out = tree.stdout.strip()[:12]
+    if tree.returncode != 0 or not out or status.returncode != 0:
+        return None
+    return out + ("-dirty" if status.stdout.strip() else "")
+
+
 def run_scenario(sc: Scenario, out: Path, ccs: Optional[List[str]] = None,
                  aqms: Optional[List[str]] = None, command: Optional[List[str]] = None,
                  log: Callable[[str], None] = print, progress: Any = None,
@@ -117,7 +137,7 @@ def run_scenario(sc: Scenario, out: Path, ccs: Optional[List[str]] = None,
         "platform": plat.name, "platform_choice": plat.why,
         "time_mode": "simulated (time-travel=inf-cpu)" if plat.name == "uml" else "real",
         "jobs": njobs, "backend": backend, "capture": capture, "tool_version": __version__,
-        "git": git_describe(), "modules": {}, "skipped_cases": skipped,
+        "git": git_describe(), "kmod_tree": kmod_tree(), "modules": {}, "skipped_cases": skipped,
         "executor": pool.info() if pool is not None else {"kind": "local", "jobs": njobs},
     }
     if old_meta:
