@@ -24,7 +24,7 @@ from synctcp.checkout import package_checkout
 from .. import __version__
 from ..analysis.stats import groups
 from ..case.errors import RunError
-from ..case.kernel import ensure_cc, module_info
+from ..case.kernel import check_ccs, ensure_cc, module_info
 from ..case.lifecycle import CaseRun, topology_builder
 from ..network.topology import TopologyError
 from ..plan.flows import case_ccs
@@ -78,6 +78,16 @@ def kmod_tree() -> Optional[str]:
     return out + ("-dirty" if status.stdout.strip() else "")
 
 
+def run_here(case: Case, cdir: Path, *, log: Callable[[str], None] = print,
+             capture: bool = False, backend: str = "netns") -> Dict[str, Any]:
+    """Run one case in this process (the executor's ``run_here``): its result, or
+    CaseFailed naming the case with the one-line reason."""
+    try:
+        return CaseRun(case, cdir, log=log, capture=capture, backend=backend).run()
+    except (RunError, TopologyError) as exc:
+        raise CaseFailed(case.id, str(exc)) from exc
+
+
 def run_scenario(sc: Scenario, out: Path, ccs: Optional[List[str]] = None,
                  aqms: Optional[List[str]] = None, command: Optional[List[str]] = None,
                  log: Callable[[str], None] = print, progress: Any = None,
@@ -104,6 +114,8 @@ def run_scenario(sc: Scenario, out: Path, ccs: Optional[List[str]] = None,
     except PlatformError as exc:
         raise RunError(str(exc)) from exc
     cases = sc.cases(ccs, aqms)
+    # an unknown name fails here, before a kernel is built or an instance started
+    check_ccs(sorted({cc for c in cases for cc in case_ccs(c)}), plat.here)
     if plat.here:       # elsewhere each instance's worker does it (CaseRun)
         for cc in sorted({cc for c in cases for cc in case_ccs(c)}):
             ensure_cc(cc)
@@ -161,10 +173,7 @@ def run_scenario(sc: Scenario, out: Path, ccs: Optional[List[str]] = None,
         _write_summary(out, sc, merged([r for r in res if r is not None]))
 
     def here(case: Case, cdir: Path) -> Dict[str, Any]:
-        try:
-            return CaseRun(case, cdir, log=log, capture=capture, backend=backend).run()
-        except (RunError, TopologyError) as exc:
-            raise CaseFailed(case.id, str(exc)) from exc
+        return run_here(case, cdir, log=log, capture=capture, backend=backend)
 
     if progress:
         for _ in earlier:
