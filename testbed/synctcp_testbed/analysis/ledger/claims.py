@@ -58,7 +58,7 @@ CLAIMS = [
                   ["1 Gbit/s", "0.450", "0.881"]])
           + "\n\nThe paper gives no table: its Fig. 1 (the M/M/1/20 model, 1000-byte packets, "
             "100 ms) says Reno \"quickly drops under 50%\" and E-TCP \"converges to 88%\"; the "
-            "values above are that model's, derived in spec/etcp.md. Its simulations (ns-2) "
+            "values above are that model's, derived in docs/spec/etcp.md. Its simulations (ns-2) "
             "give 94.7% for 50 flows at 500 Mbit/s and a loss rate of about 0.0102 for one flow "
             "at 1 Gbit/s. It ran no ten-flow case; ours extend it.",
           gu),

@@ -14,7 +14,7 @@ from .markdown import table
 from .model import Section
 from .plots import plot_bars
 
-#: the M/M/1/20 model's utilization (spec/etcp.md; derived, not the paper's)
+#: the M/M/1/20 model's utilization (docs/spec/etcp.md; derived, not the paper's)
 GU_MODEL = {10.0: (0.703, 0.949), 100.0: (0.560, 0.890), 1000.0: (0.450, 0.881)}
 
 
