@@ -115,8 +115,9 @@ def render(sections: Sequence[Section], out: Path, command: str) -> str:
              "(platform, kernel, the modules' source or parameters) is undecided and says how "
              "they differ. The verdict is per algorithm and for the claim: **holds** when every "
              "check counted passes, **fails** when one fails, **undecided** when none fails but "
-             "one could not be decided, and **not measured** without a run of the claim. Runs "
-             "are named by their directories (docs/results/runs/).", "",
+             "one could not be decided, and **not measured** without a run of the claim. A "
+             "**fail** means our runs do not show the rule. Runs are named by their "
+             "directories.", "",
              table(["claim", "verdict", "per algorithm", "runs"],
                     [[f"[{s.title}](#{s.key})", f"**{s.verdict}**", _per_algo(s) or "-",
                       ", ".join(f"`{s.name(r)}`" for r in s.runs) or "-"]
