@@ -187,6 +187,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str], sc: Any, out: Path,
 
     plat = choose(args.platform)
     check_jobs(plat, args.jobs)
+    check_names(sc, ccs, aqms, plat.here)
     if (args.dask or args.slurm) and (plat.here or plat.name != "uml"):
         raise ScenarioError(f"--{'dask' if args.dask else 'slurm'}: a cluster runs cases on the "
                             f"uml platform (simulated time) only, not on {plat.name}")
@@ -223,6 +224,19 @@ def _run(args: argparse.Namespace, argv: Sequence[str], sc: Any, out: Path,
     if (out / "summary.json").exists() and json.loads((out / "summary.json").read_text())["cases"]:
         _finish(out, args.no_report, t0)
     return rc
+
+
+def check_names(sc: Any, ccs: Optional[List[str]], aqms: Optional[List[str]], here: bool) -> None:
+    """ScenarioError naming every algorithm of the run no case could run, before a
+    kernel is built, a cluster started or a case run."""
+    from .case.errors import RunError
+    from .case.kernel import check_ccs
+    from .plan.flows import case_ccs
+
+    try:
+        check_ccs(sorted({cc for c in sc.cases(ccs, aqms) for cc in case_ccs(c)}), here)
+    except RunError as exc:
+        raise ScenarioError(str(exc)) from None
 
 
 def _finish(out: Path, no_report: bool, t0: float) -> None:

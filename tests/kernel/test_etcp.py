@@ -101,6 +101,14 @@ def test_rmmod_refused_while_a_socket_uses_it(module_loaded: str) -> None:
     load("tcp_etcp")      # for the fixture's teardown
 
 
+#: E-TCP's utilization with a 20-packet buffer at least this share of the ceiling
+#: (CUBIC with a one-BDP buffer), 50 Mbit/s, 100 ms.  Measured on UML (this code):
+#: 0.990 of a ceiling of 1.000 on 6.1 and on 7.2 (the paper's model: 0.9 at these
+#: capacities, docs/spec/etcp.md); Reno 0.363 and 0.410, CUBIC 0.557-0.573.  The
+#: bound leaves 0.09 below the measured share.
+ETCP_OF_CEILING = 0.90
+
+
 @pytest.mark.heavy
 def test_etcp_utilization_above_reno_with_20_packet_buffer(module_loaded: str,
                                                           results_dir: Path) -> None:
@@ -111,6 +119,7 @@ def test_etcp_utilization_above_reno_with_20_packet_buffer(module_loaded: str,
     the ceiling a loss-based flow reaches when the buffer is not small, and
     under TCG also the rate the emulated machine can forward at all (well
     below 50 Mbit/s there: compare against it, not against the link rate).
+    E-TCP keeps ETCP_OF_CEILING of that ceiling, and more than Reno.
     """
     seconds = 20
     small = 20
@@ -133,6 +142,11 @@ def test_etcp_utilization_above_reno_with_20_packet_buffer(module_loaded: str,
               f"mean queue {s['mean_queue_pkts']:.1f} pkts")
     for r in res.values():
         assert r.queue.samples > 50
+    ceiling = res["cubic-bdp"].queue.utilization
+    if os.environ.get("SYNCTCP_ACCEL") != "tcg":
+        # the platform forwards 50 Mbit/s: a one-BDP buffer lets CUBIC fill the link
+        assert ceiling >= 0.95, summary
+    assert res["etcp"].queue.utilization >= ETCP_OF_CEILING * ceiling, summary
     assert res["etcp"].queue.utilization > res["reno"].queue.utilization
     # the module really ran: it left slow start on a loss, and lost packets
     tele = [s["synctcp"] for snap in res["etcp"].telemetry for s in snap["sockets"]

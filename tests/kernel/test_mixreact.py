@@ -93,24 +93,37 @@ def test_rmmod_refused_while_a_socket_uses_it(module_loaded: str) -> None:
     assert (PARAMS / "alloc_failures").read_text().strip() == "0"
 
 
-def test_mixreact_queue_below_reno_with_80pct_goodput(module_loaded: str,
-                                                       results_dir: Path) -> None:
+#: MixReact against Reno, 10 flows each (the test below): its mean queue at most
+#: QUEUE_RATIO_MAX of Reno's, its goodput at least GOODPUT_RATIO_MIN of Reno's.
+#: Measured on UML (this code, and versions that differed in the test code only):
+#: queue 0.387, 0.389 and 0.400 of Reno's on 6.1 (alone, with other tests of this
+#: directory, after test_etcp.py), 0.533 on 7.2; goodput 1.000-1.001 of Reno's on
+#: both.  The bounds leave 0.12 above the largest queue ratio and 0.05 below the
+#: goodput ratio.
+QUEUE_RATIO_MAX = 0.65
+GOODPUT_RATIO_MIN = 0.95
+
+
+def test_mixreact_queue_well_below_renos_at_renos_goodput(module_loaded: str,
+                                                          results_dir: Path) -> None:
     """20 Mbit/s, 40 ms RTT, 100-packet drop-tail, 10 flows of each, same boot.
 
     Ten flows, as the dissertation's runs had many small windows: with
     variant=paper MixReact cuts cwnd on every third ACK while the trend
     rises, so the cut per RTT compounds with the per-flow window, and three
     flows lost about half of Reno's goodput (docs/mixreact.md).  Variant
-    best (the default) cuts at most once per RTT: measured on UML 6.1,
-    19.13 Mbit/s against Reno's 19.13 with a mean queue of 30.4 packets
-    against 74.6.
+    best (the default) cuts at most once per RTT: it keeps Reno's goodput
+    with a far smaller queue (QUEUE_RATIO_MAX, GOODPUT_RATIO_MIN).
     """
     res = run_comparison(("reno", "mixreact"), rate_mbit=20, rtt_ms=40, queue_pkts=100, flows=10,
                          seconds=20, results_dir=results_dir, name="mixreact_vs_reno")
     reno, mix = res["reno"], res["mixreact"]
     assert reno.queue.samples > 50 and mix.queue.samples > 50
-    assert mix.queue.mean_pkts < reno.queue.mean_pkts
-    assert mix.goodput_mbit >= 0.8 * reno.goodput_mbit
+    queue, goodput = mix.queue.mean_pkts / reno.queue.mean_pkts, mix.goodput_mbit / reno.goodput_mbit
+    print(f"mixreact / reno: mean queue {queue:.3f} (at most {QUEUE_RATIO_MAX}), goodput "
+          f"{goodput:.3f} (at least {GOODPUT_RATIO_MIN})")
+    assert queue <= QUEUE_RATIO_MAX
+    assert goodput >= GOODPUT_RATIO_MIN
     # the module really ran its algorithm: telemetry from the data flows
     tele = data_flow_telemetry(mix)
     assert tele, "no mixreact telemetry was sampled"

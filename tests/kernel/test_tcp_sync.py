@@ -118,14 +118,29 @@ def test_source_parameter_forces_rtt(module_loaded: str) -> None:
     assert tele and all(t["source"] == "rtt" for t in tele)
 
 
-def test_sync_queue_below_reno_with_80pct_goodput(module_loaded: str, results_dir: Path) -> None:
+#: sync against Reno, 3 flows each (the test below): its mean queue at most
+#: QUEUE_RATIO_MAX of Reno's, its goodput at least GOODPUT_RATIO_MIN of Reno's.
+#: Measured on UML (this code, and versions that differed in the test code only):
+#: queue 0.302, 0.314 and 0.331 of Reno's on 6.1 (alone, with other tests of this
+#: directory, after the rest of this file and test_mixreact.py), 0.325 on 7.2;
+#: goodput 0.956-0.967 on both.  The bounds leave 0.12 above the largest queue
+#: ratio and 0.05 below the smallest goodput ratio.
+QUEUE_RATIO_MAX = 0.45
+GOODPUT_RATIO_MIN = 0.90
+
+
+def test_sync_queue_well_below_renos_near_renos_goodput(module_loaded: str,
+                                                        results_dir: Path) -> None:
     """20 Mbit/s, 40 ms RTT, 100-packet drop-tail, 3 flows of each, same boot."""
     res = run_comparison(("reno", "sync"), rate_mbit=20, rtt_ms=40, queue_pkts=100, flows=3,
                          seconds=20, results_dir=results_dir, name="sync_vs_reno")
     reno, sync = res["reno"], res["sync"]
     assert reno.queue.samples > 50 and sync.queue.samples > 50
-    assert sync.queue.mean_pkts < reno.queue.mean_pkts
-    assert sync.goodput_mbit >= 0.8 * reno.goodput_mbit
+    queue, goodput = sync.queue.mean_pkts / reno.queue.mean_pkts, sync.goodput_mbit / reno.goodput_mbit
+    print(f"sync / reno: mean queue {queue:.3f} (at most {QUEUE_RATIO_MAX}), goodput "
+          f"{goodput:.3f} (at least {GOODPUT_RATIO_MIN})")
+    assert queue <= QUEUE_RATIO_MAX
+    assert goodput >= GOODPUT_RATIO_MIN
     # the module really ran its algorithm: telemetry from live sockets
     last = data_flow_telemetry(sync)
     assert last, "no sync telemetry was sampled"

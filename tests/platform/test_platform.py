@@ -11,7 +11,8 @@ bounds hold whatever else the host is doing:
 * ceiling: CUBIC with a 2-BDP buffer fills >= 95% of a 100 Mbit/s and of a
   1 Gbit/s link;
 * fidelity: the same 5 Mbit/s case agrees with the TCG VM (the Debian
-  kernel, real time) within 10% on goodput and mean queue.
+  kernel, real time) within 10% on the mean queue (both fill the link: the
+  goodput is the premise, not a comparison).
 """
 
 from __future__ import annotations
@@ -99,20 +100,42 @@ def test_cubic_fills_fast_links() -> None:
     assert all(u >= 0.95 for u in util.values()), util
 
 
+def _min_rtts(label: str) -> Dict[str, float]:
+    """Each forward flow's smallest RTT (ms) by its base RTT, from the run's samples."""
+    from synctcp_testbed.analysis.metrics import flow_min_rtt_ms
+    from synctcp_testbed.analysis.rundir import load_run
+
+    (case,) = load_run(OUT / label).cases
+    rtts = flow_min_rtt_ms(case)
+    return {f"{f['base_rtt_ms']:g}": round(rtts.get(f["id"], 0.0), 2) for f in case.flows()
+            if f.get("group") == "fwd"}
+
+
 def test_five_mbit_agrees_with_the_tcg_vm() -> None:
+    """The same case on simulated time and in the TCG VM (real time, the Debian kernel).
+
+    Both fill the link (the premise: below 95% the emulator, not TCP, set the
+    pace, and the test is skipped saying so), so their goodput would agree
+    whatever either did: it is not compared.  Compared: the mean queue
+    (within 10%), and no flow's round trip (its smallest RTT) is shorter than
+    its base RTT on either platform.  The flows' split of the link and their
+    smallest RTTs follow the phase of their starts and losses (two drop-tail
+    Reno flows over a standing queue): they are printed, not compared."""
     sc = _scenario("plat-fidelity", aqm=["droptail"], duration_s=20, warmup_s=5,
                    topology=TopologySpec(kind="dumbbell", rate_mbit=5, rtts_ms=[40, 80],
                                          queue_pkts=40), traffic=TrafficSpec())
     uml = _run(sc, "fidelity-uml")[0]
     tcg = _run(sc, "fidelity-tcg", platform="tcg")[0]
     util = tcg["bottlenecks"][0]["utilization"]
+    ru, rt = _min_rtts("fidelity-uml"), _min_rtts("fidelity-tcg")
+    qu, qt = uml["bottlenecks"][0]["mean_pkts"], tcg["bottlenecks"][0]["mean_pkts"]
+    print(f"smallest RTTs (ms): uml {ru} tcg {rt}; mean queue: uml {qu:.2f} tcg {qt:.2f} "
+          f"packets; utilization uml {uml['bottlenecks'][0]['utilization']:.3f} tcg {util:.3f}")
     if util < 0.95:
         # a standing queue and an idle link: the emulator, not TCP, set the pace
         pytest.skip(f"the TCG VM kept the 5 Mbit/s link busy only {100 * util:.1f}% of the "
                     f"time: this host is too busy for a real-time reference")
-    for key in ("goodput_mbit",):
-        print(f"{key}: uml {uml[key]:.3f} tcg {tcg[key]:.3f}")
-        assert abs(uml[key] - tcg[key]) <= 0.10 * tcg[key]
-    qu, qt = uml["bottlenecks"][0]["mean_pkts"], tcg["bottlenecks"][0]["mean_pkts"]
-    print(f"mean queue: uml {qu:.2f} tcg {qt:.2f} packets")
+    for rtts in (ru, rt):
+        assert sorted(rtts) == ["40", "80"], (ru, rt)
+        assert all(r >= float(b) for b, r in rtts.items()), (ru, rt)
     assert abs(qu - qt) <= 0.10 * qt

@@ -98,3 +98,27 @@ def test_recovery_is_when_the_queue_stays_at_the_remaining_flows_level() -> None
     assert recovery(never, 130, 200)["low_after_s"] is None
     with pytest.raises(ValueError, match="at least 20 s"):
         recovery(samples, stop_s=190, end_s=200)
+
+
+def test_flow_min_rtt_is_the_smallest_sample_of_each_flow(tmp_path) -> None:
+    import json
+
+    from synctcp_testbed.analysis.metrics import flow_min_rtt_ms
+    from synctcp_testbed.analysis.rundir import Case, CaseSummary
+
+    cdir = tmp_path / "reno-droptail"
+    cdir.mkdir()
+    flows = [{"id": f"f0{i}", "src": "10.0.1.1", "sport": 40000 + i, "dst": "10.0.9.1",
+              "dport": 5201, "base_rtt_ms": rtt} for i, rtt in ((1, 40.0), (2, 80.0))]
+    (cdir / "flows.json").write_text(json.dumps(flows))
+
+    def sock(i: int, us: int) -> dict:
+        return {"src": "10.0.1.1", "sport": 40000 + i, "dst": "10.0.9.1", "dport": 5201,
+                "tcp_info": {"min_rtt_us": us}}
+
+    lines = [{"t": 1.0, "sockets": [sock(1, 45000), sock(2, 90000)]},
+             {"t": 2.0, "sockets": [sock(1, 42400), sock(2, 0)]},          # 0: not measured yet
+             {"t": 3.0, "sockets": [sock(1, 43000), sock(2, 82400)]}]
+    (cdir / "tcp-s1.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    case = Case(tmp_path, CaseSummary.from_dict({"id": "reno-droptail", "cc": "reno"}))
+    assert flow_min_rtt_ms(case) == {"f01": 42.4, "f02": 82.4}

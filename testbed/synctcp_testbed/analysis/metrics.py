@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from .rundir import QueueSample
+from .rundir import Case, QueueSample, flow_labeler
 
 
 @dataclass
@@ -132,3 +132,18 @@ def eccdf(values: Iterable[float]) -> Tuple[List[float], List[float]]:
     n = len(xs)
     keep = [i for i in range(n) if i == 0 or xs[i - 1] != xs[i]]        # first of each run
     return [xs[i] for i in keep], [(n - i) / n for i in keep]
+
+
+def flow_min_rtt_ms(case: Case) -> Dict[str, float]:
+    """Each flow's smallest RTT as its sender measured it (tcp_info ``min_rtt``
+    over the case's inet_diag samples), in ms, by flows.json id: the path's base
+    RTT plus serialization, whatever the queue did.  Flows never sampled are absent."""
+    label = flow_labeler(case.flows())
+    out: Dict[str, float] = {}
+    for sample in case.tcp_samples():
+        for sock in sample.sockets:
+            us = (sock.get("tcp_info") or {}).get("min_rtt_us")
+            if isinstance(us, (int, float)) and us > 0:
+                name = label(sock)
+                out[name] = min(out.get(name, math.inf), us / 1000)
+    return out

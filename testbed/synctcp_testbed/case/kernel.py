@@ -10,12 +10,52 @@ was loaded (meta.json, host.json).
 
 from __future__ import annotations
 
+import difflib
+import os
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 from synctcp import modctl
 
 from .errors import RunError
+
+
+#: Linux's own congestion-control algorithms (net/ipv4/Kconfig, as their modules
+#: register them): the UML kernel builds them all in (uml/uml.config), Debian's
+#: kernel has them as modules
+LINUX_CCS = ("reno", "cubic", "bic", "westwood", "htcp", "highspeed", "hybla", "vegas", "nv",
+             "scalable", "lp", "veno", "yeah", "illinois", "dctcp", "cdg", "bbr")
+
+
+def loadable_ccs(here: bool, root: Path = Path("/")) -> List[str]:
+    """The algorithms a case can run: Linux's, this project's, and where cases run on
+    this host (``here``) also what its kernel has available or installed as a module."""
+    out = dict.fromkeys([*LINUX_CCS, *modctl.CC_MODULES])
+    if here:
+        try:
+            out.update(dict.fromkeys((root / "proc/sys/net/ipv4/tcp_available_congestion_control")
+                                     .read_text().split()))
+        except OSError:
+            pass
+        mods = root / "lib/modules" / os.uname().release
+        for ko in mods.glob("**/tcp_*.ko*") if mods.is_dir() else ():
+            out[ko.name.split(".", 1)[0][len("tcp_"):]] = None
+    return list(out)
+
+
+def check_ccs(ccs: Sequence[str], here: bool) -> None:
+    """RunError naming every algorithm of ``ccs`` no case could run (before anything
+    is built or started), with the closest known name."""
+    known = loadable_ccs(here)
+    bad = [cc for cc in dict.fromkeys(ccs) if cc not in known]
+    if not bad:
+        return
+    hints = []
+    for cc in bad:
+        close = difflib.get_close_matches(cc, known, n=1)
+        hints.append(f"{cc!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    raise RunError(f"unknown congestion control {', '.join(hints)}: not one of Linux's "
+                   f"or this project's ({', '.join(known)})")
 
 
 def ensure_cc(cc: str) -> None:

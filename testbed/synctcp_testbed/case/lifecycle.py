@@ -354,5 +354,4 @@ def _listening(ns: str) -> set:
                 parts = ln.split()
                 if state is None or parts[3] == state:
                     out.add((int(parts[1].rsplit(":", 1)[1], 16), kind))
-    # iperf3 -s listens on TCP even for UDP tests
-    return out | {(p, "cbr") for p, k in out if k == "bulk"}
+    return out

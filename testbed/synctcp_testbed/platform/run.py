@@ -24,7 +24,7 @@ from synctcp.checkout import package_checkout
 from .. import __version__
 from ..analysis.stats import groups
 from ..case.errors import RunError
-from ..case.kernel import ensure_cc, module_info
+from ..case.kernel import check_ccs, ensure_cc, module_info
 from ..case.lifecycle import CaseRun, topology_builder
 from ..network.topology import TopologyError
 from ..plan.flows import case_ccs
@@ -58,6 +58,36 @@ def git_describe() -> Optional[str]:
         return None
 
 
+def kmod_tree() -> Optional[str]:
+    """The git tree of the checkout's ``kmod/`` (the modules' source), with
+    ``-dirty`` when it has uncommitted changes; None outside a checkout.  The
+    ledger compares only figures of the same modules' source (meta.json ``kmod_tree``)."""
+    repo = package_checkout()
+    if repo is None:
+        return None
+    try:
+        tree = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "-q", "HEAD:kmod"],
+                              capture_output=True, text=True, timeout=10)
+        status = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--", "kmod"],
+                                capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    out = tree.stdout.strip()[:12]
+    if tree.returncode != 0 or not out or status.returncode != 0:
+        return None
+    return out + ("-dirty" if status.stdout.strip() else "")
+
+
+def run_here(case: Case, cdir: Path, *, log: Callable[[str], None] = print,
+             capture: bool = False, backend: str = "netns") -> Dict[str, Any]:
+    """Run one case in this process (the executor's ``run_here``): its result, or
+    CaseFailed naming the case with the one-line reason."""
+    try:
+        return CaseRun(case, cdir, log=log, capture=capture, backend=backend).run()
+    except (RunError, TopologyError) as exc:
+        raise CaseFailed(case.id, str(exc)) from exc
+
+
 def run_scenario(sc: Scenario, out: Path, ccs: Optional[List[str]] = None,
                  aqms: Optional[List[str]] = None, command: Optional[List[str]] = None,
                  log: Callable[[str], None] = print, progress: Any = None,
@@ -84,6 +114,8 @@ def run_scenario(sc: Scenario, out: Path, ccs: Optional[List[str]] = None,
     except PlatformError as exc:
         raise RunError(str(exc)) from exc
     cases = sc.cases(ccs, aqms)
+    # an unknown name fails here, before a kernel is built or an instance started
+    check_ccs(sorted({cc for c in cases for cc in case_ccs(c)}), plat.here)
     if plat.here:       # elsewhere each instance's worker does it (CaseRun)
         for cc in sorted({cc for c in cases for cc in case_ccs(c)}):
             ensure_cc(cc)
@@ -117,7 +149,7 @@ def run_scenario(sc: Scenario, out: Path, ccs: Optional[List[str]] = None,
         "platform": plat.name, "platform_choice": plat.why,
         "time_mode": "simulated (time-travel=inf-cpu)" if plat.name == "uml" else "real",
         "jobs": njobs, "backend": backend, "capture": capture, "tool_version": __version__,
-        "git": git_describe(), "modules": {}, "skipped_cases": skipped,
+        "git": git_describe(), "kmod_tree": kmod_tree(), "modules": {}, "skipped_cases": skipped,
         "executor": pool.info() if pool is not None else {"kind": "local", "jobs": njobs},
     }
     if old_meta:
@@ -141,10 +173,7 @@ def run_scenario(sc: Scenario, out: Path, ccs: Optional[List[str]] = None,
         _write_summary(out, sc, merged([r for r in res if r is not None]))
 
     def here(case: Case, cdir: Path) -> Dict[str, Any]:
-        try:
-            return CaseRun(case, cdir, log=log, capture=capture, backend=backend).run()
-        except (RunError, TopologyError) as exc:
-            raise CaseFailed(case.id, str(exc)) from exc
+        return run_here(case, cdir, log=log, capture=capture, backend=backend)
 
     if progress:
         for _ in earlier:

@@ -13,50 +13,87 @@ from dataclasses import fields, replace
 from importlib.resources import files as package_files
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from pydantic import ValidationError
 
-from .keys import kind_of, model_error
-from .model import AqmSpec, CbrSpec, Scenario, ScenarioError, TopologySpec, TrafficSpec
+from .keys import kind_of, model_error, model_errors
+from .model import (WARMUP_DEFAULT, AqmSpec, CbrSpec, Scenario, ScenarioError, TopologySpec,
+                    TrafficSpec, joined)
 
 #: the presets' directory inside the package
 PRESETS = package_files(__package__).joinpath("presets")
 
 
-def _build(cls: Any, data: Any, where: str, table: str = "") -> Any:
+#: warmup_s when a file gives duration_s and no warmup_s: the model's default (10 s), at
+#: most a fifth of the duration (the same rule as ``run --duration``)
+WARMUP_SHARE = 5
+
+
+def _build(cls: Any, data: Any, where: str, table: str = "") -> Tuple[Any, List[str], List[str]]:
+    """``cls`` built from a file's table: (the object, its problems, the keys refused).
+
+    Every problem of the table is one line; a refused key (unknown, or a value
+    out of its range) is left at its default so the rest can be checked too.
+    The object is None only when even that fails (a missing required key).
+    """
     place = f"{where} [{table}]" if table else where
+    prefix = f"{table}." if table else ""
     if not isinstance(data, dict):
-        raise ScenarioError(f"{where}: {table} must be a table ([{table}]), not {kind_of(data)}")
+        return cls(), [f"{where}: {table} must be a table ([{table}]), not {kind_of(data)}"], \
+            [table]
+    errors: List[str] = []
     known = {f.name for f in fields(cls)}
     unknown = set(data) - known
     if unknown:
-        raise ScenarioError(f"{place}: unknown key(s) {', '.join(sorted(unknown))}; "
-                            f"known: {', '.join(sorted(known))}")
+        errors.append(f"{place}: unknown key(s) {', '.join(sorted(unknown))}; "
+                      f"known: {', '.join(sorted(known))}")
+    data = {k: v for k, v in data.items() if k in known}
+    broken: List[str] = []
     try:
-        return cls(**data)
+        return cls(**data), errors, broken
     except ValidationError as exc:
-        raise ScenarioError(model_error(cls, exc, where, table)) from None
+        errors += model_errors(cls, exc, where, table)
+        refused = {str(e["loc"][0]) for e in exc.errors(include_url=False) if e["loc"]}
+        broken = [prefix + k for k in sorted(refused)]
+        try:
+            return cls(**{k: v for k, v in data.items() if k not in refused}), errors, broken
+        except ValidationError:
+            return None, errors, broken
 
 
 def from_dict(data: Dict[str, Any], where: str = "scenario") -> Scenario:
-    """The scenario of a file's tables; ScenarioError (one line: file, key, what it must be)."""
+    """The scenario of a file's tables; ScenarioError listing every problem, one line
+    each (file, key, what it must be)."""
     data = dict(data)
-    topo = _build(TopologySpec, data.pop("topology", {}), where, "topology")
-    aqmp = _build(AqmSpec, data.pop("aqm_params", {}), where, "aqm_params")
+    if "warmup_s" not in data and isinstance(data.get("duration_s"), (int, float)) \
+            and not isinstance(data.get("duration_s"), bool) and data["duration_s"] > 0:
+        data["warmup_s"] = min(float(WARMUP_DEFAULT), data["duration_s"] / WARMUP_SHARE)
+    errors: List[str] = []
+    broken: List[str] = []
+
+    def build(cls: Any, value: Any, table: str = "") -> Any:
+        obj, errs, bad = _build(cls, value, where, table)
+        errors.extend(errs)
+        broken.extend(bad)
+        return obj
+
+    topo = build(TopologySpec, data.pop("topology", {}), "topology")
+    aqmp = build(AqmSpec, data.pop("aqm_params", {}), "aqm_params")
     traffic = data.pop("traffic", {})
     traffic = dict(traffic) if isinstance(traffic, dict) else traffic
     cbr = traffic.pop("cbr", None) if isinstance(traffic, dict) else None
-    tr = _build(TrafficSpec, traffic, where, "traffic")
+    tr = build(TrafficSpec, traffic, "traffic")
     if cbr is not None:
-        tr.cbr = _build(CbrSpec, cbr, where, "traffic.cbr")
-    sc = _build(Scenario, data, where)
+        tr.cbr = build(CbrSpec, cbr, "traffic.cbr")
+    sc = build(Scenario, data)
+    if sc is None:
+        raise ScenarioError(joined(errors))
     sc.topology, sc.aqm_params, sc.traffic = topo, aqmp, tr
-    try:
-        sc.validate()
-    except ScenarioError as exc:
-        msg = str(exc)
-        raise ScenarioError(msg if msg.startswith(f"{where}: ") else f"{where}: {msg}") from None
+    errors += [p if p.startswith(f"{where}: ") else f"{where}: {p}"
+               for p in sc.problems(broken)]
+    if errors:
+        raise ScenarioError(joined(errors))
     return sc
 
 
@@ -102,11 +139,15 @@ def load(name_or_path: Union[str, Path]) -> Scenario:
     """A preset by name, or a scenario file by path."""
     given = Path(name_or_path)
     path: Union[Path, Traversable] = given
-    if not given.suffix == ".toml" or not given.exists():
-        found = presets().get(str(name_or_path))
+    found = presets().get(str(name_or_path))
+    if given.suffix == ".toml" and not given.exists() and found is None:
+        raise ScenarioError(f"{given}: no such file")
+    if not (given.suffix == ".toml" and given.exists()):
         if found is None:
-            raise ScenarioError(f"no scenario {str(name_or_path)!r}: not a .toml file and not a "
-                                f"preset ({', '.join(presets())})")
+            hint = (f"{given}: not a scenario file (they end in .toml)" if given.exists()
+                    else f"no scenario {str(name_or_path)!r}: no file of that name and not a "
+                         f"preset")
+            raise ScenarioError(f"{hint}; presets: {', '.join(presets())}")
         path = found
     try:
         data = tomllib.loads(path.read_text())

@@ -139,7 +139,21 @@ def must(cls: Any, key: str, name: str) -> str:
 
 def model_error(cls: Any, exc: ValidationError, where: str, table: str) -> str:
     """The first of pydantic's errors as one line: file, key, what it must be, what it is."""
-    err = exc.errors(include_url=False)[0]
+    return error_line(cls, exc.errors(include_url=False)[0], where, table)
+
+
+def model_errors(cls: Any, exc: ValidationError, where: str, table: str) -> List[str]:
+    """Every one of pydantic's errors, one line each (a key once)."""
+    out: List[str] = []
+    for err in exc.errors(include_url=False):
+        line = error_line(cls, err, where, table)
+        if line not in out:
+            out.append(line)
+    return out
+
+
+def error_line(cls: Any, err: Any, where: str, table: str) -> str:
+    """One pydantic error as one line: file, key, what it must be, what it is."""
     loc = err["loc"]
     key = str(loc[0]) if loc else ""
     name = f"{table}.{key}" if table else key

@@ -14,7 +14,7 @@ import dataclasses
 import itertools
 import math
 from dataclasses import asdict, replace
-from typing import Annotated, Any, Dict, List, Optional, Union
+from typing import Annotated, Any, Dict, List, Optional, Sequence, Union
 
 from pydantic import ConfigDict, Field, ValidationError
 from pydantic.dataclasses import dataclass
@@ -34,7 +34,12 @@ SWEEPABLE = ("rate_mbit", "queue_pkts", "http_load_pct", "bulk_rev", "rev_load",
 
 
 class ScenarioError(ValueError):
-    """A scenario file that cannot be run, with the reason."""
+    """A scenario file that cannot be run, with the reason (one line per problem)."""
+
+
+def joined(problems: Sequence[str]) -> str:
+    """Several problems as ScenarioError's text: the first line, then one a line."""
+    return "\n".join(problems)
 
 
 #: pydantic dataclasses: every key is checked for its type (strictly: a
@@ -136,6 +141,8 @@ class TrafficSpec:
 
 
 SEED_MAX = 2**31 - 1
+#: seconds of warm-up before the measured interval, unless the scenario says
+WARMUP_DEFAULT = 10.0
 #: values of traffic.http_server
 HTTP_SERVERS = ("nginx", "asyncio")
 
@@ -153,7 +160,8 @@ class Scenario:
     cc: List[str] = items(lambda: ["reno", "cubic"], min_length=1)
     aqm: List[str] = items(lambda: ["droptail"], min_length=1)
     duration_s: float = num(60.0, 1, 86400, unit="s")
-    warmup_s: float = num(10.0, 0, 86400, unit="s")
+    #: default WARMUP_DEFAULT; a file that gives duration_s alone gets at most a fifth of it
+    warmup_s: float = num(WARMUP_DEFAULT, 0, 86400, unit="s")
     seed: int = num(1, 0, SEED_MAX)
     #: run every case this many times, with seeds seed, seed + 1, ...: the
     #: summary gives each metric's mean and 95% confidence interval
@@ -202,74 +210,112 @@ class Scenario:
                          target_ms=p.target_ms, avpkt=self.topology.mtu)
 
     def validate(self) -> None:
-        """What the models' types and ranges cannot say: names, kinds, keys together."""
-        if not self.name or not all(c.isalnum() or c in "-_." for c in self.name):
-            raise ScenarioError("name must be non-empty: letters, digits, - _ .")
+        """ScenarioError listing every problem of :meth:`problems` (one line each)."""
+        found = self.problems()
+        if found:
+            raise ScenarioError(joined(found))
+
+    def problems(self, broken: Sequence[str] = ()) -> List[str]:
+        """What the models' types and ranges cannot say (names, kinds, keys together),
+        every problem found, one line each.  A check that reads a key of ``broken``
+        (``"duration_s"``, ``"topology.rtts_ms"``: keys whose own value was refused,
+        now their default) is left out: it would blame a value the file did not give."""
+        out: List[str] = []
+        bad = set(broken)
+
+        def needs(*keys: str) -> bool:
+            return not bad & set(keys)
+
         t = self.topology
-        if t.kind not in KINDS:
-            raise ScenarioError(f"topology.kind {t.kind!r}: one of {', '.join(KINDS)}")
-        if t.rate_counts not in RATE_COUNTS:
-            raise ScenarioError(f"topology.rate_counts {t.rate_counts!r}: one of "
-                                f"{', '.join(RATE_COUNTS)}")
+        if needs("name") and (not self.name or not all(c.isalnum() or c in "-_."
+                                                         for c in self.name)):
+            out.append("name must be non-empty: letters, digits, - _ .")
+        if needs("topology.kind") and t.kind not in KINDS:
+            out.append(f"topology.kind {t.kind!r}: one of {', '.join(KINDS)}")
+        if needs("topology.rate_counts") and t.rate_counts not in RATE_COUNTS:
+            out.append(f"topology.rate_counts {t.rate_counts!r}: one of {', '.join(RATE_COUNTS)}")
         if t.queue_pkts is not None and t.queue_bdp is not None:
-            raise ScenarioError("give one of topology.queue_pkts and topology.queue_bdp, not both")
+            out.append("give one of topology.queue_pkts and topology.queue_bdp, not both")
         if t.queue_pkts is None and t.queue_bdp is None:
             t.queue_pkts = 100
-        core = t.link_delay_ms * {"dumbbell": 1, "parking-lot": t.routers - 1,
-                                  "chain": t.hops}[t.kind]
-        if min(t.rtts_ms) < 2 * core:
-            raise ScenarioError(f"topology.rtts_ms: {min(t.rtts_ms):g} ms is below the core's own "
-                                f"RTT of {2 * core:g} ms")
-        for a in self.aqm:
-            if a not in AQMS:
-                raise ScenarioError(f"aqm {a!r}: one of {', '.join(AQMS)}")
-        if self.traffic.http_server not in HTTP_SERVERS:
-            raise ScenarioError(f"traffic.http_server {self.traffic.http_server!r}: one of "
-                                f"{', '.join(HTTP_SERVERS)}")
-        if self.variant not in VARIANTS:
-            raise ScenarioError(f"variant {self.variant!r}: one of {', '.join(VARIANTS)}")
-        for cc, params in self.module_params.items():
-            if cc not in PROJECT_CCS:
-                raise ScenarioError(f"module_params.{cc}: parameters are for this project's "
-                                    f"modules: {', '.join(PROJECT_CCS)}")
-            for name, value in params.items():
-                if name == "variant":
-                    raise ScenarioError(f"module_params.{cc}.variant: set it with the scenario's "
-                                        f"variant key")
-                if not name.isidentifier() or not str(value).strip() or "\n" in str(value):
-                    raise ScenarioError(f"module_params.{cc}.{name}: a parameter name and a "
-                                        f"one-line value")
-        if self.seed + self.repeat - 1 > SEED_MAX:
-            raise ScenarioError(f"seed + repeat - 1 must be at most {SEED_MAX}, not "
-                                f"{self.seed + self.repeat - 1}")
-        if not self.warmup_s < self.duration_s:
-            raise ScenarioError(f"warmup_s must be below duration_s ({self.duration_s:g} s), "
-                                f"not {self.warmup_s:g}")
-        for key, values in self.sweep.items():
+        if t.kind in KINDS and needs("topology.kind", "topology.link_delay_ms", "topology.routers",
+                                     "topology.hops", "topology.rtts_ms"):
+            core = t.link_delay_ms * {"dumbbell": 1, "parking-lot": t.routers - 1,
+                                      "chain": t.hops}[t.kind]
+            if min(t.rtts_ms) < 2 * core:
+                out.append(f"topology.rtts_ms: {min(t.rtts_ms):g} ms is below the core's own "
+                           f"RTT of {2 * core:g} ms")
+        if needs("aqm"):
+            out += [f"aqm {a!r}: one of {', '.join(AQMS)}" for a in self.aqm if a not in AQMS]
+        if needs("traffic.http_server") and self.traffic.http_server not in HTTP_SERVERS:
+            out.append(f"traffic.http_server {self.traffic.http_server!r}: one of "
+                       f"{', '.join(HTTP_SERVERS)}")
+        if needs("variant") and self.variant not in VARIANTS:
+            out.append(f"variant {self.variant!r}: one of {', '.join(VARIANTS)}")
+        if needs("module_params"):
+            for cc, params in self.module_params.items():
+                if cc not in PROJECT_CCS:
+                    out.append(f"module_params.{cc}: parameters are for this project's "
+                               f"modules: {', '.join(PROJECT_CCS)}")
+                    continue
+                for name, value in params.items():
+                    if name == "variant":
+                        out.append(f"module_params.{cc}.variant: set it with the scenario's "
+                                   f"variant key")
+                    elif (not name.isidentifier() or not str(value).strip()
+                          or "\n" in str(value)):
+                        out.append(f"module_params.{cc}.{name}: a parameter name and a "
+                                   f"one-line value")
+        if needs("seed", "repeat") and self.seed + self.repeat - 1 > SEED_MAX:
+            out.append(f"seed + repeat - 1 must be at most {SEED_MAX}, not "
+                       f"{self.seed + self.repeat - 1}")
+        if needs("warmup_s", "duration_s") and not self.warmup_s < self.duration_s:
+            out.append(f"warmup_s must be below duration_s ({self.duration_s:g} s), "
+                       f"not {self.warmup_s:g}")
+        sweep_ok = needs("sweep", "topology.rtts_ms")
+        for key, values in self.sweep.items() if sweep_ok else ():
             if key not in SWEEPABLE:
-                raise ScenarioError(f"sweep.{key}: sweepable keys are {', '.join(SWEEPABLE)}")
+                out.append(f"sweep.{key}: sweepable keys are {', '.join(SWEEPABLE)}")
+                sweep_ok = False
+                continue
             if not isinstance(values, list) or not values:
-                raise ScenarioError(f"sweep.{key}: a non-empty list")
+                out.append(f"sweep.{key}: a non-empty list")
+                sweep_ok = False
+                continue
             for v in values:
                 try:
                     self.at({key: v})
                 except ValidationError as exc:
                     field = "bulk_rev" if key == "rev_load" else key
                     cls = TopologySpec if field in ("rate_mbit", "queue_pkts") else TrafficSpec
-                    raise ScenarioError(sweep_error(cls, field, key, exc)) from None
+                    out.append(sweep_error(cls, field, key, exc))
+                    sweep_ok = False
+                    break
+                except ScenarioError as exc:
+                    out.append(str(exc))
+                    sweep_ok = False
+                    break
         tr = self.traffic
-        if tr.others_stop_s and not tr.minority_of:
-            raise ScenarioError("traffic.others_stop_s: the flows that stop are those of "
-                                "traffic.minority_of, which is not set")
-        if tr.others_stop_s and not self.warmup_s < tr.others_stop_s < self.duration_s:
-            raise ScenarioError(f"traffic.others_stop_s must be between warmup_s "
-                                f"({self.warmup_s:g} s) and duration_s ({self.duration_s:g} s), "
-                                f"not {tr.others_stop_s:g}")
-        loads = [tr.http_load_pct, *self.sweep.get("http_load_pct", [])]
-        if any(loads) and not 1 <= tr.http_pairs <= len(t.rtts_ms):
-            raise ScenarioError(f"traffic.http_pairs must be from 1 to {len(t.rtts_ms)} "
-                                f"(the number of pairs), not {tr.http_pairs}")
-        self.cases()            # every case's queue can be built
+        if needs("traffic.others_stop_s", "traffic.minority_of") and tr.others_stop_s \
+                and not tr.minority_of:
+            out.append("traffic.others_stop_s: the flows that stop are those of "
+                       "traffic.minority_of, which is not set")
+        if needs("traffic.others_stop_s", "warmup_s", "duration_s") and tr.others_stop_s \
+                and not self.warmup_s < tr.others_stop_s < self.duration_s:
+            out.append(f"traffic.others_stop_s must be between warmup_s "
+                       f"({self.warmup_s:g} s) and duration_s ({self.duration_s:g} s), "
+                       f"not {tr.others_stop_s:g}")
+        if sweep_ok and needs("traffic.http_load_pct", "traffic.http_pairs"):
+            loads = [tr.http_load_pct, *self.sweep.get("http_load_pct", [])]
+            if any(loads) and not 1 <= tr.http_pairs <= len(t.rtts_ms):
+                out.append(f"traffic.http_pairs must be from 1 to {len(t.rtts_ms)} "
+                           f"(the number of pairs), not {tr.http_pairs}")
+        if not out and not bad:
+            try:
+                self.cases()            # every case's queue can be built
+            except ScenarioError as exc:
+                out.append(str(exc))
+        return out
 
     # -- cases ---------------------------------------------------------------------
     def cases(self, ccs: Optional[List[str]] = None, aqms: Optional[List[str]] = None) -> List["Case"]:

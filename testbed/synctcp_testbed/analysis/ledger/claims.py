@@ -9,7 +9,7 @@ paper's module.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Sequence
+from typing import Dict, List, Sequence
 
 from ..rundir import Run, RunDirError, load_run
 from .gu import gu
@@ -58,7 +58,7 @@ CLAIMS = [
                   ["1 Gbit/s", "0.450", "0.881"]])
           + "\n\nThe paper gives no table: its Fig. 1 (the M/M/1/20 model, 1000-byte packets, "
             "100 ms) says Reno \"quickly drops under 50%\" and E-TCP \"converges to 88%\"; the "
-            "values above are that model's, derived in spec/etcp.md. Its simulations (ns-2) "
+            "values above are that model's, derived in docs/spec/etcp.md. Its simulations (ns-2) "
             "give 94.7% for 50 flows at 500 Mbit/s and a loss rate of about 0.0102 for one flow "
             "at 1 Gbit/s. It ran no ten-flow case; ours extend it.",
           gu),
@@ -97,6 +97,20 @@ CLAIMS = [
 ]
 
 
+def run_names(runs: Sequence[Run]) -> Dict[Path, str]:
+    """Each run's name in the ledger: its directory's name, or the path as given where
+    two directories have the same name.  The same directory twice is an error."""
+    seen: Dict[Path, Path] = {}
+    for r in runs:
+        real = r.path.resolve()
+        if real in seen:
+            raise LedgerError(f"{seen[real]} and {r.path} are the same run directory: give it "
+                              "once")
+        seen[real] = r.path
+    base = [r.path.name for r in runs]
+    return {r.path: (r.path.name if base.count(r.path.name) == 1 else str(r.path)) for r in runs}
+
+
 def build(rundirs: Sequence[Path], figs: Path) -> List[Section]:
     runs: List[Run] = []
     for d in rundirs:
@@ -104,7 +118,8 @@ def build(rundirs: Sequence[Path], figs: Path) -> List[Section]:
             runs.append(load_run(d))
         except RunDirError as exc:
             raise LedgerError(str(exc)) from None
-    sections = [Section(c.key, c.title, c.claim, c.paper) for c in CLAIMS]
+    names = run_names(runs)
+    sections = [Section(c.key, c.title, c.claim, c.paper, names=names) for c in CLAIMS]
     for run in runs:
         name = run.scenario_name
         claim = next((i for i, c in enumerate(CLAIMS) if name.startswith(c.prefixes)), None)

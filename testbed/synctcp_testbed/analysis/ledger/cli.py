@@ -29,6 +29,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(render(sections, args.out, command))
     for s in sections:
-        print(f"{s.title}: {s.verdict}")
+        per = "; ".join(f"{a or 'the claim'} {v}" for a, v, _ in s.verdicts())
+        print(f"{s.title}: {s.verdict}" + (f" ({per})" if per else ""))
     print(args.out)
     return 0

@@ -5,21 +5,19 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any, List, Sequence
+from typing import Any, Callable, List, Sequence
+
+from synctcp.modctl import module_of
 
 from ..rundir import Run
+from .builds import describe
+from .cases import VARIANT_CCS, variant
 from .model import Section
 
 def table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(lines)
-
-
-def variant_tag(run: Run) -> str:
-    """" (variant paper)" for a run of the dissertation's algorithms, else ""."""
-    variant = (run.meta.get("scenario") or {}).get("variant", "best")
-    return f" (variant {variant})" if variant != "best" else ""
 
 
 def planned_cases(run: Run) -> List[str]:
@@ -50,32 +48,69 @@ def software(run: Run) -> str:
     return f"image {short(image) if image else '?'}, kernel {short(kernel) if kernel else '?'}"
 
 
-def provenance(run: Run) -> str:
-    m = run.meta
-    cost = m.get("wall_cost") or {}
+def _scenario(run: Run) -> str:
+    """The run's scenario, and its variant where it ran sync or mixreact."""
+    ccs = {c.summary.raw.get("cc") for c in run.cases}
+    text = f"scenario `{run.scenario_name}`"
+    if ccs & set(VARIANT_CCS):
+        text += f", variant {variant(run)} of sync and mixreact"
+    return text
+
+
+def _cases(run: Run) -> str:
     seeds = sorted({c.summary.raw.get("seed") for c in run.cases if c.summary.raw.get("seed")})
-    plat = m.get("platform", "?")
-    if plat == "uml":
-        plat += " (simulated time)"
-    kernel = m.get("kernel")
-    kernel = ", ".join(kernel) if isinstance(kernel, list) else kernel
-    variant = (m.get("scenario") or {}).get("variant", "best")
     planned = planned_cases(run)
     have = {c.id for c in run.cases}
     missing = [cid for cid in planned if cid not in have]
     count = (f"{len(run.cases)} of {len(planned)} planned cases (no result: "
              f"{', '.join(missing)})" if missing else f"{len(run.cases)} cases")
+    return f"{count}, seeds {','.join(str(s) for s in seeds) or '-'}"
+
+
+def _platform(run: Run) -> str:
+    m = run.meta
+    plat = m.get("platform", "?")
+    if plat == "uml":
+        plat += " (simulated time)"
+    kernel = m.get("kernel")
+    kernel = ", ".join(kernel) if isinstance(kernel, list) else kernel
+    return f"platform {plat}, kernel {kernel or '?'}"
+
+
+def _modules(run: Run) -> str:
+    """This project's modules the run's cases ran, their versions and source."""
+    mods = sorted({m for c in run.cases if (m := module_of(str(c.summary.raw.get("cc"))))})
+    return describe(run, mods)
+
+
+def _when(run: Run) -> str:
+    m = run.meta
+    cost = m.get("wall_cost") or {}
     resumed = m.get("resumed") or []
     # a resumed run's wall is its last session's; the instances' are all cases'
     last = (f" in the last of {len(resumed) + 1} sessions (resumed "
             f"{resumed[-1].get('utc', '?')})" if resumed else "")
     soft = software(run)
-    return (f"`{run.scenario_name}` (sync and mixreact: variant {variant}): {count}, seeds "
-            f"{','.join(str(s) for s in seeds) or '-'}; platform {plat}, kernel {kernel or '?'}, "
-            f"commit {m.get('git') or '?'}, started {m.get('started_utc', '?')}, wall "
+    return (f"commit {m.get('git') or '?'}, started {m.get('started_utc', '?')}, wall "
             f"{cost.get('wall_s', '?')} s{last} (instances {cost.get('instance_wall_s', '?')} s "
             f"for {cost.get('simulated_s', '?')} simulated s)"
             + (f"; {soft}" if soft else ""))
+
+
+#: the parts of a run's provenance line, in order (a part may be empty)
+PROVENANCE: List[Callable[[Run], str]] = [_scenario, _cases, _platform, _modules, _when]
+
+
+def provenance(run: Run, name: str = "") -> str:
+    """The run's line under **Ours**: its name (directory) and :data:`PROVENANCE`."""
+    parts = [p for p in (f(run) for f in PROVENANCE) if p]
+    return f"`{name or run.path.name}`: " + "; ".join(parts)
+
+
+def _per_algo(s: Section) -> str:
+    counted = "; ".join(f"{a or 'the claim'}: {v} ({t})" for a, v, t in s.verdicts())
+    shown = "; ".join(f"{a or 'the claim'}: {v}" for a, v, _ in s.verdicts(counted=False))
+    return counted + (f" (shown, not counted: {shown})" if shown else "")
 
 
 def render(sections: Sequence[Section], out: Path, command: str) -> str:
@@ -90,12 +125,17 @@ def render(sections: Sequence[Section], out: Path, command: str) -> str:
              "Do not edit by hand: regenerate it from the run directories "
              "(`synctcp-testbed ledger --help`, docs/testbed.md).", "",
              "Ours are means over the seeds with their 95% confidence intervals (Student t); "
-             "ratios and differences to Reno are paired by seed. A verdict is **holds** when "
-             "every check of the claim passes, **fails** when none does, **holds partly** "
-             "otherwise, and **not measured** without a run of the claim.", "",
-             table(["claim", "verdict", "runs"],
-                    [[f"[{s.title}](#{s.key})", f"**{s.verdict}**",
-                      ", ".join(f"`{r.scenario_name}`{variant_tag(r)}" for r in s.runs) or "-"]
+             "ratios and differences to Reno are paired by seed. A check passes only when the "
+             "whole interval is past its bound. A check that compares runs of different builds "
+             "(platform, kernel, the modules' source or parameters) is undecided and says how "
+             "they differ. The verdict is per algorithm and for the claim: **holds** when every "
+             "check counted passes, **fails** when one fails, **undecided** when none fails but "
+             "one could not be decided, and **not measured** without a run of the claim. A "
+             "**fail** means our runs do not show the rule. Runs are named by their "
+             "directories.", "",
+             table(["claim", "verdict", "per algorithm", "runs"],
+                    [[f"[{s.title}](#{s.key})", f"**{s.verdict}**", _per_algo(s) or "-",
+                      ", ".join(f"`{s.name(r)}`" for r in s.runs) or "-"]
                      for s in sections]), ""]
     for s in sections:
         lines += [f'<a id="{s.key}"></a>', f"## {s.title}", "", f"**Claim.** {s.claim}", "",
@@ -104,13 +144,15 @@ def render(sections: Sequence[Section], out: Path, command: str) -> str:
             lines += ["**Ours.** No run of this claim was given to the ledger.", "",
                       f"**Verdict: {s.verdict}.**", ""]
             continue
-        lines += ["**Ours.**", ""] + [f"- {provenance(r)}" for r in s.runs] + ["", s.ours, ""]
+        lines += ["**Ours.**", ""] + [f"- {provenance(r, s.name(r))}" for r in s.runs]
+        lines += ["", s.ours, ""]
         lines += [f"- {n}" for n in s.notes] + ([""] if s.notes else [])
         if s.checks:
-            lines += [table(["check", "result", "ours"],
-                             [[c.rule, {True: "pass", False: "**fail**", None: "not testable"}[c.ok]
+            lines += [table(["algorithm", "check", "result", "ours"],
+                             [[c.algo or "-", c.rule,
+                               {True: "pass", False: "**fail**", None: "undecided"}[c.ok]
                                + ("" if c.counts else " (not counted)"), c.got]
                               for c in s.checks]), ""]
         lines += [f"![{p.stem}]({rel(p)})" for p in s.figures] + ([""] if s.figures else [])
-        lines += [f"**Verdict: {s.verdict}.**", ""]
+        lines += [f"**Verdict: {s.verdict}.** " + (_per_algo(s) + "." if s.checks else ""), ""]
     return "\n".join(lines)

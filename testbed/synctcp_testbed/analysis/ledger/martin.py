@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, Dict, List
 
 from ..stats import paired
 from ..stats import text as txt
-from .cases import all_cases, below, by_seed, over_seeds
+from .cases import add_check, all_cases, below, by_seed, over_seeds, within
 from .markdown import table
-from .model import Check, Section
+from .model import PAPER_NAME, Section
 from .plots import plot_bars
 
 #: Martin et al.'s Table V: the change (%) at a 50% cut, mean and 95% interval
@@ -45,15 +46,16 @@ def martin(sec: Section, figs: Path) -> None:
         if not runs[cc]:
             continue
         e = over_seeds(runs[cc], "minority_change_pct")
-        sec.checks.append(Check(f"{cc}: less throughput than the Reno flow (the interval's upper "
-                                f"end below 0)", below(e, 0.0), f"{txt(e, 1)}%"))
+        add_check(sec, f"{cc}: less throughput than the Reno flow (the interval's upper end "
+                  f"below 0)", below(e, 0.0), f"{txt(e, 1)}%", runs[cc],
+                  algo=PAPER_NAME.get(cc, cc))
     lo, hi = MARTIN_CIM
     rule = (f"Reno (the control's f01): RTT rises precede few losses, CIM on RTT within "
-            f"Table III's {lo:g}-{hi:g}")
+            f"Table III's {lo:g}-{hi:g} (all of the interval)")
     cim = over_seeds(runs["reno"], "cim_rtt") if runs["reno"] else None
-    sec.checks.append(Check(rule, None if cim is None else lo <= cim.mean <= hi,
-                            txt(cim) if cim is not None
-                            else "no Reno run with a capture (run --capture)"))
+    add_check(sec, rule, within(cim, lo, hi),
+              txt(cim, 3) if cim is not None else "no Reno run with a capture (run --capture)",
+              runs["reno"], algo="TCP Reno")
     if runs["reno"]:
         sec.notes.append(f"Reno against Reno (the control; the interval should hold 0): "
                          f"{txt(over_seeds(runs['reno'], 'minority_change_pct'), 1)}%.")
@@ -64,7 +66,7 @@ def martin(sec: Section, figs: Path) -> None:
                         for k in ("cim_ott", "cim_rtt"))
             diffs.append(f"{cc} {txt(paired(ott, rtt, 'cim', 'diff'))}")
         sec.notes.append("CIM and LCDC: `synctcp correlate` on f01's capture at its sender "
-                         "(docs/correlate.md: the paper's x = 2, w = 20, 1σ), over the whole "
+                         f"(docs/correlate.md: {_params(cases)}), over the whole "
                          "flow, the RTT and the OTT of the same ACKs; CIM on OTT − on RTT, "
                          "paired by seed: " + "; ".join(diffs) + ".")
     labels = [cc for cc in order if runs[cc]]
@@ -73,3 +75,16 @@ def martin(sec: Section, figs: Path) -> None:
                                       "change of f01's throughput against Reno's, mean ± 95% CI",
                                       labels, [("ours", [over_seeds(runs[cc], "minority_change_pct")
                                                          for cc in labels])], "%"))
+
+
+def _params(cases: List[Dict[str, Any]]) -> str:
+    """The correlation's parameters as the cases' records give them."""
+    seen: List[str] = []
+    for c in cases:
+        p = (c.get("correlation") or {}).get("params") or {}
+        if p:
+            text = (f"x = {p.get('x', '?')}, w = {p.get('w', '?')}, "
+                    f"{float(p.get('sigma', 1)):g}σ")
+            if text not in seen:
+                seen.append(text)
+    return "; ".join(seen) or "parameters not recorded"

@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+from ..http import RT_BINS_PER_DECADE
 from ..stats import Estimate, paired
 from ..stats import text as txt
-from .cases import VARIANT_CCS, above, all_cases, at_least, below, by_seed, over_seeds
+from .cases import (VARIANT_CCS, BySeed, above, add_check, all_cases, at_least, below, by_seed,
+                    over_seeds, scenario_of)
 from .markdown import table
-from .model import PAPER_NAME, Check, Section
+from .model import PAPER_NAME, Section
 from .plots import plot_bars, plot_rt, pooled_rt_hist
 
 FTP_PAPER = {"reno": (90.59, 1.56, 41.51), "sync": (91.97, 0.06, 26.49),
@@ -52,31 +54,36 @@ def ftp(sec: Section, figs: Path) -> None:
         name = PAPER_NAME[base] + (" [paper]" if algo.endswith("(paper)") else " [best]")
         paper = FTP_PAPER[base]
         q = paired(r, reno, f"{link}.mean_pkts")
-        sec.checks.append(Check(f"{name}: mean queue below Reno's (paired ratio < 1 beyond its CI)",
-                                below(q, 1.0), f"queue ÷ Reno {txt(q)} (paper "
-                                f"{paper[2] / FTP_PAPER['reno'][2]:.2f})", counts))
+        add_check(sec, f"{name}: mean queue below Reno's (paired ratio < 1 beyond its CI)",
+                  below(q, 1.0), f"queue ÷ Reno {txt(q)} (paper "
+                  f"{paper[2] / FTP_PAPER['reno'][2]:.2f})", r, reno, counts=counts, algo=name)
         reno_drop = over_seeds(reno, f"{link}.drop_pct")
         d = paired(r, reno, f"{link}.drop_pct")
         testable = reno_drop is not None and reno_drop.mean >= 0.01
-        sec.checks.append(Check(f"{name}: drop rate below Reno's (paired ratio < 1 beyond its CI)",
-                                below(d, 1.0) if testable else None,
-                                f"drops ÷ Reno {txt(d)} (paper "
-                                f"{paper[1] / FTP_PAPER['reno'][1]:.2f})"
-                                + ("" if testable else "; Reno drops < 0.01%: not testable"),
-                                counts))
+        add_check(sec, f"{name}: drop rate below Reno's (paired ratio < 1 beyond its CI)",
+                  below(d, 1.0) if testable else None,
+                  f"drops ÷ Reno {txt(d)} (paper {paper[1] / FTP_PAPER['reno'][1]:.2f})"
+                  + ("" if testable else "; Reno drops < 0.01%: not testable"),
+                  r, reno, counts=counts, algo=name)
         u = paired(r, reno, f"{link}.utilization", "diff", 100)
-        sec.checks.append(Check(f"{name}: utilization at most {slack:g} points below Reno's",
-                                at_least(u, -slack), f"util − Reno {txt(u)} pp (paper "
-                                f"{paper[0] - FTP_PAPER['reno'][0]:+.2f})", counts))
+        add_check(sec, f"{name}: utilization at most {slack:g} points below Reno's (all of "
+                  f"the paired interval)", at_least(u, -slack), f"util − Reno {txt(u)} pp "
+                  f"(paper {paper[0] - FTP_PAPER['reno'][0]:+.2f})", r, reno, counts=counts,
+                  algo=name)
     if reno:
         u, d, q = (over_seeds(reno, f"{link}.{k}", sc) for k, sc in
                    (("utilization", 100.0), ("drop_pct", 1.0), ("mean_pkts", 1.0)))
-        kernel = sec.runs[0].meta.get("kernel") or "Linux"
-        sec.notes.append(f"The baseline differs: our Reno (kernel {kernel}: SACK, an initial "
-                         f"window of 10, delayed ACKs) has {txt(u)}% utilization, {txt(d)}% drops and "
+        kernels = ", ".join(str(k) for k in dict.fromkeys(
+            run.meta.get("kernel") or "Linux" for (_, _), run in reno.sources.items()))
+        iw = [v for v in scenario_of(sec.runs, "topology", "init_cwnd_segs") if v]
+        window = (f"an initial window of {', '.join(f'{v:g}' for v in iw)} segments" if iw
+                  else "Linux's default initial window")
+        sec.notes.append(f"The baseline differs: our Reno (kernel {kernels}: SACK, {window}, "
+                         f"delayed ACKs) has {txt(u)}% utilization, {txt(d)}% drops and "
                          f"{txt(q, 1)} packets of queue where the dissertation's ns-2 Reno had "
-                         f"90.59, 1.56 and 41.51: the checks compare each algorithm with the "
-                         f"Reno of the same platform and seed, not with the paper's numbers.")
+                         f"{', '.join(f'{v:g}' for v in FTP_PAPER['reno'])}: the checks compare "
+                         "each algorithm with the Reno of the same platform and seed, not with "
+                         "the paper's numbers.")
     if paper_ran:
         sec.notes.append("The verdict is the dissertation's algorithms' (`variant = \"paper\"`); "
                          "the [best] rows are this project's variant (docs/sync-tcp.md), shown "
@@ -100,6 +107,10 @@ HTTP_ORDER = ("reno", "sync (paper)", "mixreact (paper)", "sync", "mixreact")
 WEIGLE_HTTP_RESPONSES = 250_000
 
 
+#: the base RTTs Weigle's DelayBox drew each flow's from (PackMime's distribution, §4.1.4)
+WEIGLE_HTTP_RTTS = "15 ms to over 9 s, median 78, mean 115"
+
+
 def http(sec: Section, figs: Path) -> None:
     cases = all_cases(sec.runs)
     link = "r0r1"
@@ -110,13 +121,16 @@ def http(sec: Section, figs: Path) -> None:
     rows = []
     drops_ok: Dict[str, List[str]] = {cc: [] for cc in order}
     drops_bad: Dict[str, List[str]] = {cc: [] for cc in order}
+    drops_untested: Dict[str, List[str]] = {cc: [] for cc in order}
     queue_bad: Dict[str, List[str]] = {cc: [] for cc in order}
     within: Dict[str, List[Tuple[float, Optional[Estimate]]]] = {cc: [] for cc in order}
+    #: per algorithm, the selections its checks compare (its own and Reno's, every load)
+    used: Dict[str, List[BySeed]] = {cc: [] for cc in order}
     for load in loads:
         def at(c: Dict[str, Any], load: float = load) -> bool:
             return float((c.get("point") or {}).get("http_load_pct", 0)) == load
         runs = {cc: by_seed(cases, cc, at) for cc in order}
-        reno = runs.get("reno", [])
+        reno = runs.get("reno", BySeed())
         for cc in order:
             r = runs[cc]
             if not r:
@@ -131,9 +145,12 @@ def http(sec: Section, figs: Path) -> None:
                          txt(over_seeds(r, "http.median_ms"), 0)])
             if cc == "reno" or not reno:
                 continue
+            used[cc] += [r, reno]
             reno_drop = over_seeds(reno, f"{link}.drop_pct")
             if reno_drop is not None and reno_drop.mean >= 0.01:
                 (drops_ok if below(d, 1.0) else drops_bad)[cc].append(f"{load:g}%")
+            else:
+                drops_untested[cc].append(f"{load:g}%")
             if cc.startswith("mixreact") and not below(paired(r, reno, f"{link}.mean_pkts"), 1.0):
                 queue_bad[cc].append(f"{load:g}%")
             if load >= 60:
@@ -149,19 +166,17 @@ def http(sec: Section, figs: Path) -> None:
                        key=float)
         span = (f"{min(counts):,}" if min(counts) == max(counts)
                 else f"{min(counts):,} to {max(counts):,}")
+        width = 100 * (10 ** (1 / RT_BINS_PER_DECADE) - 1)
         sec.notes.append(
             f"Responses per case (one seed, measured interval): {span}, {'-'.join(share)}% of "
             f"the dissertation's {WEIGLE_HTTP_RESPONSES:,}; the run's wall cost is in its "
-            "provenance line. Response times are binned 20 to a decade (bins 12% wide) in the "
-            "summaries the figures are drawn from.")
+            f"provenance line. Response times are binned {RT_BINS_PER_DECADE} to a decade (bins "
+            f"{width:.0f}% wide) in the summaries the figures are drawn from.")
     if cases:
-        sec.notes.append("Differences of the setup: each of the 5 client/server pairs has one "
-                         "base RTT (20, 45, 78, 115 and 250 ms), where Weigle's DelayBox gave "
-                         "each flow its own from PackMime's distribution (15 ms to over 9 s, "
-                         "median 78, mean 115), so fewer of our responses wait on a long "
-                         "RTT and more finish within 1500 ms. Weigle's TCP settings are kept: "
-                         "window 68 segments (the BDP) and initial window 2; "
-                         "Linux's Reno has SACK, ns-2's had not.")
+        sec.notes.append("Differences of the setup: " + _http_setup(sec) + f", where Weigle's "
+                         f"DelayBox gave each flow its own from PackMime's distribution "
+                         f"({WEIGLE_HTTP_RTTS}), so fewer of our responses wait on a long RTT "
+                         "and more finish within 1500 ms. Linux's Reno has SACK, ns-2's had not.")
     if len({int(c.get("seed", 1)) for c in cases}) == 1:
         sec.notes.append("One seed per case: the figures have no interval, and the checks "
                          "compare the means.")
@@ -179,23 +194,48 @@ def http(sec: Section, figs: Path) -> None:
         counted = cc.endswith("(paper)") or not paper_ran
         name = PAPER_NAME[base] + ((" [paper]" if counted else " [best]") if paper_ran else "")
         tested = drops_ok[cc] + drops_bad[cc]
+        untested = (f"; not testable at {', '.join(drops_untested[cc])} (Reno drops < 0.01%)"
+                    if drops_untested[cc] else "")
         if tested:
-            sec.checks.append(Check(f"{name}: fewer drops than Reno at every load",
-                                    not drops_bad[cc],
-                                    f"below Reno beyond the CI at {', '.join(drops_ok[cc]) or 'no load'}"
-                                    + (f"; not at {', '.join(drops_bad[cc])}" if drops_bad[cc] else ""),
-                                    counted))
+            add_check(sec, f"{name}: fewer drops than Reno at every load",
+                      False if drops_bad[cc] else None if drops_untested[cc] else True,
+                      f"below Reno beyond the CI at {', '.join(drops_ok[cc]) or 'no load'}"
+                      + (f"; not at {', '.join(drops_bad[cc])}" if drops_bad[cc] else "")
+                      + untested, *used[cc], counts=counted, algo=name)
         if within[cc]:
             bad = [f"{ld:g}%" for ld, w in within[cc] if not above(w, 0.0)]
-            sec.checks.append(Check(
-                f"{name}: more responses within 1500 ms than Reno at every load ≥ 60%",
-                not bad, "; ".join(f"{ld:g}%: {txt(w, 1)} pp" for ld, w in within[cc]), counted))
-        if base == "mixreact" and any(by_seed(cases, cc)):
+            add_check(sec, f"{name}: more responses within 1500 ms than Reno at every load ≥ 60% "
+                      "(all of the paired interval above 0)", not bad,
+                      "; ".join(f"{ld:g}%: {txt(w, 1)} pp" for ld, w in within[cc]), *used[cc],
+                      counts=counted, algo=name)
+        if base == "mixreact" and used[cc]:
             bad_q = queue_bad[cc]
-            sec.checks.append(Check(f"{name}: smaller mean queue than Reno at every load",
-                                    not bad_q, "not below beyond the CI at " + ", ".join(bad_q)
-                                    if bad_q else "below at every load", counted))
+            add_check(sec, f"{name}: smaller mean queue than Reno at every load", not bad_q,
+                      "not below beyond the CI at " + ", ".join(bad_q) if bad_q
+                      else "below at every load", *used[cc], counts=counted, algo=name)
     if paper_ran:
         sec.notes.append("The verdict is the dissertation's algorithms' (`variant = \"paper\"`); "
                          "the [best] rows are this project's variant (docs/sync-tcp.md), shown "
                          "for comparison and not counted.")
+
+
+def _http_setup(sec: Section) -> str:
+    """The runs' client/server pairs, their base RTTs and TCP settings, from their scenarios."""
+    parts: Dict[str, List[str]] = {}
+    for r in sec.runs:
+        sc = r.meta.get("scenario") or {}
+        topo, traffic = sc.get("topology") or {}, sc.get("traffic") or {}
+        rtts = [f"{float(v):g}" for v in topo.get("rtts_ms") or []]
+        pairs = traffic.get("http_pairs")
+        text = (f"each of the {pairs} client/server pairs has one base RTT "
+                f"({', '.join(rtts[:-1])} and {rtts[-1]} ms)" if pairs and len(rtts) > 1
+                else f"base RTT{'s' if len(rtts) > 1 else ''} {', '.join(rtts) or '?'} ms")
+        tcp = [f"window {topo['window_segs']} segments" if topo.get("window_segs") else "",
+               f"initial window {topo['init_cwnd_segs']}" if topo.get("init_cwnd_segs") else ""]
+        tcp = [t for t in tcp if t]
+        if tcp:
+            text += f" and Weigle's TCP settings ({' and '.join(tcp)})"
+        parts.setdefault(text, []).append(f"`{sec.name(r)}`")
+    if len(parts) == 1:
+        return next(iter(parts))
+    return "; ".join(f"{', '.join(who)}: {text}" for text, who in parts.items())
