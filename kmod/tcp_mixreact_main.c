@@ -95,6 +95,9 @@ static unsigned int source_mode __read_mostly = SYNCTCP_SOURCE_AUTO;
 /* Algorithm version of new connections (enum synctcp_variant). */
 static unsigned int variant __read_mostly = SYNCTCP_VARIANT_BEST;
 
+/* Variant best's competing mode may be entered (core/mode.h). */
+static bool compete __read_mostly;
+
 /* Connections that run as Reno because their state could not be allocated. */
 static atomic_t mixreact_alloc_failures = ATOMIC_INIT(0);
 
@@ -134,6 +137,10 @@ MODULE_PARM_DESC(source,
 module_param_cb(variant, &synctcp_variant_ops, &variant, 0644);
 MODULE_PARM_DESC(variant,
 		 "algorithm of new connections: best (default; docs/mixreact.md) or paper (the dissertation's)");
+
+module_param(compete, bool, 0644);
+MODULE_PARM_DESC(compete,
+		 "new connections of variant best may enter competing mode next to loss-based flows (default N; docs/coexistence.md)");
 
 module_param_cb(alloc_failures, &mixreact_failures_ops, NULL, 0444);
 MODULE_PARM_DESC(alloc_failures,
@@ -194,6 +201,7 @@ static void mixreact_init(struct sock *sk)
 	ca->st = st;
 	if (st) {
 		synctcp_mix_init(st, READ_ONCE(variant));
+		st->flow.mode.compete = READ_ONCE(compete);
 		synctcp_flow_start(sk, &st->flow);
 	} else {
 		atomic_inc(&mixreact_alloc_failures);

@@ -13,7 +13,7 @@ void synctcp_flow_init(struct synctcp_flow *f, u8 variant)
 	synctcp_tsclock_init(&f->clock);
 	synctcp_qdelay_init(&f->q, variant == SYNCTCP_VARIANT_PAPER);
 	synctcp_revcomp_init(&f->rev);
-	synctcp_mode_init(&f->mode);
+	synctcp_mode_init(&f->mode, false);
 }
 
 /* The handshake's TSval starts the estimation of the peer's clock rate. */

@@ -2,9 +2,15 @@
 /* Variant "best"'s modes and base probe; see mode.h. */
 #include "mode.h"
 
-void synctcp_mode_init(struct synctcp_mode *m)
+/*
+ * @compete: competing mode may be entered.  Off by default: among twenty
+ * flows of variant best on weigle-ftp-full, flows that entered it at
+ * start-up (the others were still in slow start) kept the queue high as
+ * Reno does, which made others enter it (docs/coexistence.md).
+ */
+void synctcp_mode_init(struct synctcp_mode *m, bool compete)
 {
-	*m = (struct synctcp_mode){ 0 };
+	*m = (struct synctcp_mode){ .compete = compete };
 }
 
 /* @floor_us, or @rtts round trips when that is longer, in us >> 10. */
@@ -73,7 +79,7 @@ enum synctcp_mode_event synctcp_mode_sample(struct synctcp_mode *m,
 	if (m->competing)
 		return synctcp_mode_check(m, q, t);
 	high = max_t(u64, thresh, q->max_qdelay_us / 2);
-	if (!q->max_qdelay_us || q->qdelay_us < high) {
+	if (!m->compete || !q->max_qdelay_us || q->qdelay_us < high) {
 		m->high = 0;
 	} else if (!m->high) {
 		m->high = 1;

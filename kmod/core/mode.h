@@ -10,9 +10,11 @@
  * fill the queue whatever it does, and a delay-based flow that keeps
  * yielding starves (0.03 of its fair share against one CUBIC flow).
  *
- * Competing mode: entered when every queuing delay the flow measured for
- * SYNCTCP_MODE_HIGH_MIN (at least SYNCTCP_MODE_HIGH_RTTS round trips) was
- * at least max(T, M / 2), which flows in low-queue mode never sustain: the
+ * Competing mode (only where enabled: synctcp_mode_init()'s @compete, the
+ * modules' parameter compete, off by default): entered when every queuing
+ * delay the flow measured for SYNCTCP_MODE_HIGH_MIN (at least
+ * SYNCTCP_MODE_HIGH_RTTS round trips) was at least max(T, M / 2), which
+ * flows in low-queue mode seldom sustain (but see mode.c): the
  * flow then reacts to losses only, as Reno.  It leaves when a loss shows
  * it alone: after its own halving a flow alone leaves a queue of
  * max(0, (M - B) / 2) (B the base round trip; the window was B + M, half
@@ -57,13 +59,14 @@ struct synctcp_mode {
 	u32 expect_us;		/* what the flow alone leaves after halving */
 	u16 entries;		/* times competing mode was entered (wraps) */
 	u16 probes;		/* base probes (wraps) */
-	u8 competing:1,		/* competing mode */
+	u8 compete:1,		/* it may be entered */
+	   competing:1,		/* competing mode */
 	   high:1,		/* high_since is in force */
 	   checking:1,		/* a loss is being checked */
 	   started:1;		/* last_dip has been set */
 };
 
-void synctcp_mode_init(struct synctcp_mode *m);
+void synctcp_mode_init(struct synctcp_mode *m, bool compete);
 enum synctcp_mode_event synctcp_mode_sample(struct synctcp_mode *m,
 					    const struct synctcp_qdelay *q,
 					    u64 now_us, u32 srtt_us,

@@ -74,7 +74,7 @@ TEST(flows_in_low_queue_mode_are_not_taken_for_competitors)
 	u32 enters = 0, probes = 0;
 
 	full_queue(&q);
-	synctcp_mode_init(&m);
+	synctcp_mode_init(&m, true);
 	feed(&m, &q, 0, 120000, kin, &enters, &probes);
 	CHECK_EQ(enters, 0);
 	CHECK_EQ(probes, 0);		/* it dipped below T / 4 every second */
@@ -88,7 +88,7 @@ TEST(a_queue_standing_above_half_the_maximum_for_a_second_is_a_competitor)
 	u32 enters = 0, probes = 0;
 
 	full_queue(&q);
-	synctcp_mode_init(&m);
+	synctcp_mode_init(&m, true);
 	feed(&m, &q, 0, 990, cubic, &enters, &probes);
 	CHECK_EQ(enters, 0);
 	feed(&m, &q, 990, 30, cubic, &enters, &probes);
@@ -96,13 +96,27 @@ TEST(a_queue_standing_above_half_the_maximum_for_a_second_is_a_competitor)
 	CHECK(m.competing);
 	CHECK_EQ(m.entries, 1);
 	/* one sample below half the maximum starts the second over */
-	synctcp_mode_init(&m);
+	synctcp_mode_init(&m, true);
 	feed(&m, &q, 0, 900, cubic, &enters, &probes);
 	q.qdelay_us = 49000;
 	CHECK_EQ(synctcp_mode_sample(&m, &q, 910 * MS, SRTT_US, 25),
 		 SYNCTCP_MODE_NONE);
 	feed(&m, &q, 920, 900, cubic, &enters, &probes);
 	CHECK(!m.competing);
+}
+
+TEST(without_compete_a_standing_queue_is_never_a_competitor)
+{
+	struct synctcp_qdelay q;
+	struct synctcp_mode m;
+	u32 enters = 0, probes = 0;
+
+	full_queue(&q);
+	synctcp_mode_init(&m, false);
+	feed(&m, &q, 0, 60000, cubic, &enters, &probes);
+	CHECK_EQ(enters, 0);
+	CHECK(!m.competing);
+	CHECK(probes > 0);		/* the base probe stays on */
 }
 
 /* Four round trips when they are longer than a second. */
@@ -113,7 +127,7 @@ TEST(the_competitor_test_lasts_four_round_trips_on_long_paths)
 	u64 t;
 
 	full_queue(&q);
-	synctcp_mode_init(&m);
+	synctcp_mode_init(&m, true);
 	q.qdelay_us = 90000;
 	for (t = 0; t < 2390; t += 10)
 		CHECK_EQ(synctcp_mode_sample(&m, &q, t * MS, 600000, 25),
@@ -134,7 +148,7 @@ TEST(a_loss_that_leaves_the_queue_a_flow_alone_leaves_ends_competing)
 	u32 enters = 0, probes = 0;
 
 	full_queue(&q);
-	synctcp_mode_init(&m);
+	synctcp_mode_init(&m, true);
 	feed(&m, &q, 0, 2000, cubic, &enters, &probes);
 	CHECK(m.competing);
 	synctcp_mode_loss(&m, &q, 2000 * MS, SRTT_US, 50000);
@@ -171,7 +185,7 @@ TEST(the_base_is_probed_after_ten_seconds_without_a_dip)
 	u64 t;
 
 	full_queue(&q);
-	synctcp_mode_init(&m);
+	synctcp_mode_init(&m, true);
 	q.qdelay_us = 20000;	/* below the competitor level, above T / 4 */
 	for (t = 0; t < 30000; t += 10) {
 		enum synctcp_mode_event e;
@@ -185,7 +199,7 @@ TEST(the_base_is_probed_after_ten_seconds_without_a_dip)
 	CHECK_EQ(probes, 2);
 	CHECK_EQ(m.probes, 2);
 	/* dips reset the wait */
-	synctcp_mode_init(&m);
+	synctcp_mode_init(&m, true);
 	probes = 0;
 	feed(&m, &q, 0, 60000, empty, &enters, &probes);
 	CHECK_EQ(probes, 0);
@@ -201,7 +215,7 @@ TEST(no_mode_before_the_first_loss)
 
 	full_queue(&q);
 	q.loss_seen = false;
-	synctcp_mode_init(&m);
+	synctcp_mode_init(&m, true);
 	feed(&m, &q, 0, 60000, cubic, &enters, &probes);
 	CHECK_EQ(enters, 0);
 	CHECK_EQ(probes, 0);
@@ -212,6 +226,7 @@ TEST(no_mode_before_the_first_loss)
 static const struct harness_test tests[] = {
 	T(flows_in_low_queue_mode_are_not_taken_for_competitors),
 	T(a_queue_standing_above_half_the_maximum_for_a_second_is_a_competitor),
+	T(without_compete_a_standing_queue_is_never_a_competitor),
 	T(the_competitor_test_lasts_four_round_trips_on_long_paths),
 	T(a_loss_that_leaves_the_queue_a_flow_alone_leaves_ends_competing),
 	T(the_base_is_probed_after_ten_seconds_without_a_dip),

@@ -41,7 +41,8 @@ def test_a_built_wheel_lists_shows_and_compiles_outside_the_checkout(tmp_path: P
     away = tmp_path / "elsewhere"
     away.mkdir()
     listed = run([venv / "bin/synctcp-testbed", "list"], away)
-    assert listed.splitlines()[0].startswith("gu-etcp-10g ") and "weigle-ftp " in listed
+    from synctcp_testbed.scenario import presets
+    assert [ln.split()[0] for ln in listed.splitlines()] == sorted(presets())   # every preset
     shown = run([venv / "bin/synctcp-testbed", "show", "weigle-ftp"], away)
     assert shown.startswith("weigle-ftp: ") and "  sync-droptail" in shown
     # the installed package's own files, and its C source compiled from package data

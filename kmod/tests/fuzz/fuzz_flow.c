@@ -133,6 +133,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		synctcp_mix_init(&c.m, variant);
 	else
 		synctcp_sync_init(&c.s, variant);
+	/* the compete parameter (core/mode.h) */
+	(c.mix ? &c.m.flow : &c.s.flow)->mode.compete = !!(setup & 128);
 	if (setup & 16) {
 		struct synctcp_flow *f = c.mix ? &c.m.flow : &c.s.flow;
 
