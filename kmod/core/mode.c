@@ -10,7 +10,7 @@
  */
 void synctcp_mode_init(struct synctcp_mode *m, bool compete)
 {
-	*m = (struct synctcp_mode){ .compete = compete };
+	*m = (struct synctcp_mode){ .compete = compete, .need = 1 };
 }
 
 /* @floor_us, or @rtts round trips when that is longer, in us >> 10. */
@@ -34,11 +34,18 @@ static enum synctcp_mode_event synctcp_mode_check(struct synctcp_mode *m,
 	if ((s32)(t - m->check_until) < 0)
 		return SYNCTCP_MODE_NONE;
 	m->checking = 0;
-	if ((u64)m->check_min_us > (u64)m->expect_us + q->max_qdelay_us / 8)
+	if ((u64)m->check_min_us > (u64)m->expect_us + q->max_qdelay_us / 8) {
+		m->alone = 0;
+		return SYNCTCP_MODE_NONE;
+	}
+	if (++m->alone < m->need)
 		return SYNCTCP_MODE_NONE;
 	m->competing = 0;
 	m->high = 0;
+	m->alone = 0;
 	m->last_dip = t;
+	m->left_at = t;
+	m->left = 1;
 	return SYNCTCP_MODE_LEAVE;
 }
 
@@ -62,6 +69,7 @@ enum synctcp_mode_event synctcp_mode_sample(struct synctcp_mode *m,
 {
 	u32 t = (u32)(now_us >> 10);
 	u64 thresh, high;
+	bool back;
 
 	if (!synctcp_qdelay_valid(q) || !q->loss_seen) {
 		m->high = 0;
@@ -87,9 +95,14 @@ enum synctcp_mode_event synctcp_mode_sample(struct synctcp_mode *m,
 	} else if (t - m->high_since >=
 		   synctcp_mode_span(SYNCTCP_MODE_HIGH_MIN_US,
 				     SYNCTCP_MODE_HIGH_RTTS, srtt_us)) {
+		back = m->left && t - m->left_at <
+		       synctcp_mode_span(SYNCTCP_MODE_PROBE_MIN_US,
+					 SYNCTCP_MODE_PROBE_RTTS, srtt_us);
+		m->need = back ? min_t(u8, m->need * 2, SYNCTCP_MODE_NEED_MAX) : 1;
 		m->competing = 1;
 		m->high = 0;
 		m->checking = 0;
+		m->alone = 0;
 		m->entries++;
 		return SYNCTCP_MODE_ENTER;
 	}

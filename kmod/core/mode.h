@@ -21,7 +21,11 @@
  * of it is (B + M) / 2); loss-based neighbours keep theirs (CUBIC keeps
  * 70% of its window), so the smallest queuing delay of the round trips
  * after the loss stays above that.  If it is within M / 8 of it, the flow
- * is alone, or among its own: low-queue mode again.
+ * is alone, or among its own: low-queue mode again.  A flow that is back
+ * in competing mode within SYNCTCP_MODE_PROBE_MIN of leaving it had left
+ * on a loss its neighbours happened to share: it then needs twice as many
+ * such losses in a row to leave (up to SYNCTCP_MODE_NEED_MAX), and one
+ * again after a stay of that long outside.
  *
  * Base probe (low-queue mode): a flow that arrives at a standing queue
  * takes that queue for its base, measures every queue that much short,
@@ -41,6 +45,7 @@
 #define SYNCTCP_MODE_HIGH_RTTS		4U
 #define SYNCTCP_MODE_PROBE_MIN_US	(10U * 1000U * 1000U)
 #define SYNCTCP_MODE_PROBE_RTTS		8U
+#define SYNCTCP_MODE_NEED_MAX		8U
 
 /* What synctcp_mode_sample() asks of the flow. */
 enum synctcp_mode_event {
@@ -57,13 +62,17 @@ struct synctcp_mode {
 	u32 check_until;
 	u32 check_min_us;	/* the smallest queuing delay in them */
 	u32 expect_us;		/* what the flow alone leaves after halving */
+	u32 left_at;		/* us >> 10 when competing mode was last left */
 	u16 entries;		/* times competing mode was entered (wraps) */
 	u16 probes;		/* base probes (wraps) */
+	u8 need;		/* losses in a row that show it alone, to leave */
+	u8 alone;		/* such losses so far */
 	u8 compete:1,		/* it may be entered */
 	   competing:1,		/* competing mode */
 	   high:1,		/* high_since is in force */
 	   checking:1,		/* a loss is being checked */
-	   started:1;		/* last_dip has been set */
+	   started:1,		/* last_dip has been set */
+	   left:1;		/* left_at is in force */
 };
 
 void synctcp_mode_init(struct synctcp_mode *m, bool compete);

@@ -177,6 +177,62 @@ TEST(a_loss_that_leaves_the_queue_a_flow_alone_leaves_ends_competing)
 	CHECK(m.competing);
 }
 
+/* One alone-looking loss check, at @at ms: the queue dips to 0 after it. */
+static enum synctcp_mode_event alone_loss(struct synctcp_mode *m,
+					  struct synctcp_qdelay *q, u64 at)
+{
+	enum synctcp_mode_event e;
+
+	synctcp_mode_loss(m, q, at * MS, SRTT_US, 50000);
+	q->qdelay_us = 0;
+	synctcp_mode_sample(m, q, (at + 100) * MS, SRTT_US, 25);
+	q->qdelay_us = 70000;
+	e = synctcp_mode_sample(m, q, (at + 310) * MS, SRTT_US, 25);
+	return e;
+}
+
+/*
+ * Back in competing mode within 10 s of leaving it: the loss it left on was
+ * shared by its neighbours, and it takes two in a row (then four, up to
+ * eight) to leave again; a stay of 10 s outside starts again from one.
+ */
+TEST(a_quick_return_to_competing_mode_doubles_the_losses_needed_to_leave)
+{
+	struct synctcp_qdelay q;
+	struct synctcp_mode m;
+	u32 enters = 0, probes = 0;
+
+	full_queue(&q);
+	synctcp_mode_init(&m, true);
+	feed(&m, &q, 0, 2000, cubic, &enters, &probes);
+	CHECK(m.competing && m.need == 1);
+	CHECK_EQ(alone_loss(&m, &q, 2000), SYNCTCP_MODE_LEAVE);
+	feed(&m, &q, 2400, 2000, cubic, &enters, &probes);
+	CHECK(m.competing);
+	CHECK_EQ(m.need, 2);
+	CHECK_EQ(alone_loss(&m, &q, 4500), SYNCTCP_MODE_NONE);
+	CHECK(m.competing);
+	/* a loss its neighbours keep the queue through starts the count over */
+	synctcp_mode_loss(&m, &q, 5000 * MS, SRTT_US, 50000);
+	feed(&m, &q, 5000, 400, cubic, &enters, &probes);
+	CHECK_EQ(alone_loss(&m, &q, 5500), SYNCTCP_MODE_NONE);
+	CHECK_EQ(alone_loss(&m, &q, 6000), SYNCTCP_MODE_LEAVE);
+	CHECK(!m.competing);
+	feed(&m, &q, 6400, 2000, cubic, &enters, &probes);
+	CHECK_EQ(m.need, 4);
+	CHECK_EQ(alone_loss(&m, &q, 8500), SYNCTCP_MODE_NONE);
+	CHECK_EQ(alone_loss(&m, &q, 9000), SYNCTCP_MODE_NONE);
+	CHECK_EQ(alone_loss(&m, &q, 9500), SYNCTCP_MODE_NONE);
+	CHECK_EQ(alone_loss(&m, &q, 10000), SYNCTCP_MODE_LEAVE);
+	/* ten seconds outside: one is enough again */
+	q.qdelay_us = 20000;
+	feed(&m, &q, 10400, 10000, kin, &enters, &probes);
+	CHECK(!m.competing);
+	feed(&m, &q, 20400, 2000, cubic, &enters, &probes);
+	CHECK(m.competing);
+	CHECK_EQ(m.need, 1);
+}
+
 TEST(the_base_is_probed_after_ten_seconds_without_a_dip)
 {
 	struct synctcp_qdelay q;
@@ -229,6 +285,7 @@ static const struct harness_test tests[] = {
 	T(without_compete_a_standing_queue_is_never_a_competitor),
 	T(the_competitor_test_lasts_four_round_trips_on_long_paths),
 	T(a_loss_that_leaves_the_queue_a_flow_alone_leaves_ends_competing),
+	T(a_quick_return_to_competing_mode_doubles_the_losses_needed_to_leave),
 	T(the_base_is_probed_after_ten_seconds_without_a_dip),
 	T(no_mode_before_the_first_loss),
 };
