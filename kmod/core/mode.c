@@ -96,8 +96,8 @@ enum synctcp_mode_event synctcp_mode_sample(struct synctcp_mode *m,
 		   synctcp_mode_span(SYNCTCP_MODE_HIGH_MIN_US,
 				     SYNCTCP_MODE_HIGH_RTTS, srtt_us)) {
 		back = m->left && t - m->left_at <
-		       synctcp_mode_span(SYNCTCP_MODE_PROBE_MIN_US,
-					 SYNCTCP_MODE_PROBE_RTTS, srtt_us);
+		       synctcp_mode_span(SYNCTCP_MODE_BACK_MIN_US,
+					 SYNCTCP_MODE_BACK_RTTS, srtt_us);
 		m->need = back ? min_t(u8, m->need * 2, SYNCTCP_MODE_NEED_MAX) : 1;
 		m->competing = 1;
 		m->high = 0;

@@ -192,15 +192,16 @@ static enum synctcp_mode_event alone_loss(struct synctcp_mode *m,
 }
 
 /*
- * Back in competing mode within 10 s of leaving it: the loss it left on was
+ * Back in competing mode within 30 s of leaving it: the loss it left on was
  * shared by its neighbours, and it takes two in a row (then four, up to
- * eight) to leave again; a stay of 10 s outside starts again from one.
+ * eight) to leave again; a stay of 30 s outside starts again from one.
  */
 TEST(a_quick_return_to_competing_mode_doubles_the_losses_needed_to_leave)
 {
 	struct synctcp_qdelay q;
 	struct synctcp_mode m;
 	u32 enters = 0, probes = 0;
+	u64 t;
 
 	full_queue(&q);
 	synctcp_mode_init(&m, true);
@@ -224,11 +225,18 @@ TEST(a_quick_return_to_competing_mode_doubles_the_losses_needed_to_leave)
 	CHECK_EQ(alone_loss(&m, &q, 9000), SYNCTCP_MODE_NONE);
 	CHECK_EQ(alone_loss(&m, &q, 9500), SYNCTCP_MODE_NONE);
 	CHECK_EQ(alone_loss(&m, &q, 10000), SYNCTCP_MODE_LEAVE);
-	/* ten seconds outside: one is enough again */
-	q.qdelay_us = 20000;
-	feed(&m, &q, 10400, 10000, kin, &enters, &probes);
+	/* 20 s outside is a quick return still; 30 s is not */
+	feed(&m, &q, 10400, 20000, kin, &enters, &probes);
 	CHECK(!m.competing);
-	feed(&m, &q, 20400, 2000, cubic, &enters, &probes);
+	feed(&m, &q, 30400, 2000, cubic, &enters, &probes);
+	CHECK(m.competing);
+	CHECK_EQ(m.need, 8);
+	for (t = 32500; t < 36500; t += 500)
+		alone_loss(&m, &q, t);
+	CHECK(!m.competing);
+	feed(&m, &q, 36500, 30000, kin, &enters, &probes);
+	CHECK(!m.competing);
+	feed(&m, &q, 66500, 2000, cubic, &enters, &probes);
 	CHECK(m.competing);
 	CHECK_EQ(m.need, 1);
 }
