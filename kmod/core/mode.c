@@ -10,7 +10,7 @@
  */
 void synctcp_mode_init(struct synctcp_mode *m, bool compete)
 {
-	*m = (struct synctcp_mode){ .compete = compete, .need = 1 };
+	*m = (struct synctcp_mode){ .compete = compete, .need = SYNCTCP_MODE_NEED_MIN };
 }
 
 /* @floor_us, or @rtts round trips when that is longer, in us >> 10. */
@@ -98,7 +98,8 @@ enum synctcp_mode_event synctcp_mode_sample(struct synctcp_mode *m,
 		back = m->left && t - m->left_at <
 		       synctcp_mode_span(SYNCTCP_MODE_BACK_MIN_US,
 					 SYNCTCP_MODE_BACK_RTTS, srtt_us);
-		m->need = back ? min_t(u8, m->need * 2, SYNCTCP_MODE_NEED_MAX) : 1;
+		m->need = back ? min_t(u8, m->need * 2, SYNCTCP_MODE_NEED_MAX) :
+			SYNCTCP_MODE_NEED_MIN;
 		m->competing = 1;
 		m->high = 0;
 		m->checking = 0;

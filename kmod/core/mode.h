@@ -21,13 +21,15 @@
  * of it is (B + M) / 2); loss-based neighbours keep theirs (CUBIC keeps
  * 70% of its window), so the smallest queuing delay of the round trips
  * after the loss stays above that.  If it is within M / 8 of it, the flow
- * is alone, or among its own: low-queue mode again.  A flow that is back
+ * is alone, or among its own, and SYNCTCP_MODE_NEED_MIN such losses in a
+ * row take it back to low-queue mode (one was not enough: the smallest
+ * delay of a recovery next to CUBIC on a 2-BDP buffer once looked alone,
+ * and the flow yielded for 11.5 s before it competed again).  A flow that is back
  * in competing mode within SYNCTCP_MODE_BACK_MIN (at least
  * SYNCTCP_MODE_BACK_RTTS round trips) of leaving it had left
  * on a loss its neighbours happened to share: it then needs twice as many
- * such losses in a row to leave (up to SYNCTCP_MODE_NEED_MAX), and one
- * again after a stay of that long outside.  Next to a CUBIC flow on a
- * 2-BDP buffer the queue stood high again 11.5 s after the flow left.
+ * such losses in a row to leave (up to SYNCTCP_MODE_NEED_MAX), and
+ * SYNCTCP_MODE_NEED_MIN again after a stay of that long outside.
  *
  * Base probe (low-queue mode): a flow that arrives at a standing queue
  * takes that queue for its base, measures every queue that much short,
@@ -49,6 +51,7 @@
 #define SYNCTCP_MODE_PROBE_RTTS		8U
 #define SYNCTCP_MODE_BACK_MIN_US	(30U * 1000U * 1000U)
 #define SYNCTCP_MODE_BACK_RTTS		24U
+#define SYNCTCP_MODE_NEED_MIN		2U
 #define SYNCTCP_MODE_NEED_MAX		8U
 
 /* What synctcp_mode_sample() asks of the flow. */

@@ -136,6 +136,20 @@ TEST(the_competitor_test_lasts_four_round_trips_on_long_paths)
 		 SYNCTCP_MODE_ENTER);
 }
 
+/* One alone-looking loss check, at @at ms: the queue dips to 0 after it. */
+static enum synctcp_mode_event alone_loss(struct synctcp_mode *m,
+					  struct synctcp_qdelay *q, u64 at)
+{
+	enum synctcp_mode_event e;
+
+	synctcp_mode_loss(m, q, at * MS, SRTT_US, 50000);
+	q->qdelay_us = 0;
+	synctcp_mode_sample(m, q, (at + 100) * MS, SRTT_US, 25);
+	q->qdelay_us = 70000;
+	e = synctcp_mode_sample(m, q, (at + 310) * MS, SRTT_US, 25);
+	return e;
+}
+
 /*
  * After a loss a flow alone (Reno's halving, B = 50 ms, M = 100 ms) leaves
  * (M - B) / 2 = 25 ms: within M / 8 of it, it is alone.  Next to CUBIC
@@ -154,6 +168,9 @@ TEST(a_loss_that_leaves_the_queue_a_flow_alone_leaves_ends_competing)
 	synctcp_mode_loss(&m, &q, 2000 * MS, SRTT_US, 50000);
 	CHECK_EQ(m.expect_us, 25000);
 	CHECK_EQ(feed(&m, &q, 2000, 1000, cubic, &enters, &probes), 0);
+	CHECK(m.competing);
+	/* two such losses in a row: the first does not end it */
+	CHECK_EQ(alone_loss(&m, &q, 2400), SYNCTCP_MODE_NONE);
 	CHECK(m.competing);
 
 	synctcp_mode_loss(&m, &q, 3000 * MS, SRTT_US, 50000);
@@ -177,24 +194,11 @@ TEST(a_loss_that_leaves_the_queue_a_flow_alone_leaves_ends_competing)
 	CHECK(m.competing);
 }
 
-/* One alone-looking loss check, at @at ms: the queue dips to 0 after it. */
-static enum synctcp_mode_event alone_loss(struct synctcp_mode *m,
-					  struct synctcp_qdelay *q, u64 at)
-{
-	enum synctcp_mode_event e;
-
-	synctcp_mode_loss(m, q, at * MS, SRTT_US, 50000);
-	q->qdelay_us = 0;
-	synctcp_mode_sample(m, q, (at + 100) * MS, SRTT_US, 25);
-	q->qdelay_us = 70000;
-	e = synctcp_mode_sample(m, q, (at + 310) * MS, SRTT_US, 25);
-	return e;
-}
-
 /*
- * Back in competing mode within 30 s of leaving it: the loss it left on was
- * shared by its neighbours, and it takes two in a row (then four, up to
- * eight) to leave again; a stay of 30 s outside starts again from one.
+ * Two losses in a row that look alone end competing mode.  Back in it
+ * within 30 s of leaving it: the losses it left on were shared by its
+ * neighbours, and it takes four in a row (then eight) to leave again; a
+ * stay of 30 s outside starts again from two.
  */
 TEST(a_quick_return_to_competing_mode_doubles_the_losses_needed_to_leave)
 {
@@ -206,39 +210,40 @@ TEST(a_quick_return_to_competing_mode_doubles_the_losses_needed_to_leave)
 	full_queue(&q);
 	synctcp_mode_init(&m, true);
 	feed(&m, &q, 0, 2000, cubic, &enters, &probes);
-	CHECK(m.competing && m.need == 1);
+	CHECK(m.competing && m.need == 2);
+	CHECK_EQ(alone_loss(&m, &q, 1500), SYNCTCP_MODE_NONE);
 	CHECK_EQ(alone_loss(&m, &q, 2000), SYNCTCP_MODE_LEAVE);
 	feed(&m, &q, 2400, 2000, cubic, &enters, &probes);
 	CHECK(m.competing);
-	CHECK_EQ(m.need, 2);
+	CHECK_EQ(m.need, 4);
 	CHECK_EQ(alone_loss(&m, &q, 4500), SYNCTCP_MODE_NONE);
 	CHECK(m.competing);
 	/* a loss its neighbours keep the queue through starts the count over */
 	synctcp_mode_loss(&m, &q, 5000 * MS, SRTT_US, 50000);
 	feed(&m, &q, 5000, 400, cubic, &enters, &probes);
-	CHECK_EQ(alone_loss(&m, &q, 5500), SYNCTCP_MODE_NONE);
-	CHECK_EQ(alone_loss(&m, &q, 6000), SYNCTCP_MODE_LEAVE);
+	for (t = 5500; t < 7000; t += 500)
+		CHECK_EQ(alone_loss(&m, &q, t), SYNCTCP_MODE_NONE);
+	CHECK_EQ(alone_loss(&m, &q, 7000), SYNCTCP_MODE_LEAVE);
 	CHECK(!m.competing);
-	feed(&m, &q, 6400, 2000, cubic, &enters, &probes);
-	CHECK_EQ(m.need, 4);
-	CHECK_EQ(alone_loss(&m, &q, 8500), SYNCTCP_MODE_NONE);
-	CHECK_EQ(alone_loss(&m, &q, 9000), SYNCTCP_MODE_NONE);
-	CHECK_EQ(alone_loss(&m, &q, 9500), SYNCTCP_MODE_NONE);
-	CHECK_EQ(alone_loss(&m, &q, 10000), SYNCTCP_MODE_LEAVE);
-	/* 20 s outside is a quick return still; 30 s is not */
-	feed(&m, &q, 10400, 20000, kin, &enters, &probes);
+	feed(&m, &q, 7400, 2000, cubic, &enters, &probes);
+	CHECK_EQ(m.need, 8);
+	for (t = 9500; t < 13000; t += 500)
+		CHECK_EQ(alone_loss(&m, &q, t), SYNCTCP_MODE_NONE);
+	CHECK_EQ(alone_loss(&m, &q, 13000), SYNCTCP_MODE_LEAVE);
+	/* 20 s outside is a quick return still (at most 8); 30 s is not */
+	feed(&m, &q, 13400, 20000, kin, &enters, &probes);
 	CHECK(!m.competing);
-	feed(&m, &q, 30400, 2000, cubic, &enters, &probes);
+	feed(&m, &q, 33400, 2000, cubic, &enters, &probes);
 	CHECK(m.competing);
 	CHECK_EQ(m.need, 8);
-	for (t = 32500; t < 36500; t += 500)
+	for (t = 35500; t < 39500; t += 500)
 		alone_loss(&m, &q, t);
 	CHECK(!m.competing);
-	feed(&m, &q, 36500, 30000, kin, &enters, &probes);
+	feed(&m, &q, 39500, 30000, kin, &enters, &probes);
 	CHECK(!m.competing);
-	feed(&m, &q, 66500, 2000, cubic, &enters, &probes);
+	feed(&m, &q, 69500, 2000, cubic, &enters, &probes);
 	CHECK(m.competing);
-	CHECK_EQ(m.need, 1);
+	CHECK_EQ(m.need, 2);
 }
 
 TEST(the_base_is_probed_after_ten_seconds_without_a_dip)
