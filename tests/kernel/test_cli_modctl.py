@@ -62,7 +62,8 @@ def test_load_with_a_parameter_allow_and_list(clean: None, capsys: pytest.Captur
         assert rc == 0 and st["module_support"]["ok"]
         m = st["modules"]["sync"]
         assert m["loaded"] and m["version"] == synctcp.__version__ and m["refcnt"] == 0
-        assert m["params"] == {"alloc_failures": "0", "best_thresh_pct": "25", "source": "auto",
+        assert m["params"] == {"alloc_failures": "0", "best_thresh_pct": "25", "compete": "N",
+                               "source": "auto",
                                "thresh_pct": "60", "variant": "best"}
         assert m["available"] and m["allowed"] and not m["default"]
         assert not st["modules"]["etcp"]["loaded"]

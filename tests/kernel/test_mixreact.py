@@ -52,6 +52,9 @@ def test_parameters_are_validated(module_loaded: str) -> None:
     with pytest.raises(OSError):
         (PARAMS / "alloc_failures").write_text("5")
     assert (PARAMS / "variant").read_text().strip() == "best"
+    assert (PARAMS / "compete").read_text().strip() == "N"     # off by default
+    with pytest.raises(OSError):
+        (PARAMS / "compete").write_text("maybe")
     with pytest.raises(OSError):
         (PARAMS / "variant").write_text("fast")
     (PARAMS / "preloss_max_ms").write_text("0")
