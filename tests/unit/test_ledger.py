@@ -593,3 +593,60 @@ def test_gu_reno_equilibrium_is_computed_from_the_scenario(tmp_path: Path) -> No
     _with_meta(run, scenario={"duration_s": 600.0, "topology": {"rtts_ms": [100.0]}})
     s = _section(ledger.build([run], tmp_path / "f"), "gu")
     assert not any("equilibrium" in n for n in s.notes)        # 600 s covers a sawtooth
+
+
+def _coex_case(cc: str, seed: int, q: int, share: float, n_cubic: int = 1) -> Dict[str, Any]:
+    """One case of cubic-coexistence: f01 of ``cc`` gets ``share`` of its fair share."""
+    total = 20.0
+    mine = share * total / (n_cubic + 1)
+    flows = [{"id": "f01", "group": "minority", "cc": cc, "goodput_mbit": mine}]
+    flows += [{"id": f"f{i + 2:02d}", "group": "fwd", "cc": "cubic",
+               "goodput_mbit": (total - mine) / n_cubic} for i in range(n_cubic)]
+    return {"id": f"{cc}-droptail-q{q}-s{seed}", "cc": cc, "aqm": "droptail", "seed": seed,
+            "point": {"queue_pkts": q}, "goodput_mbit": mine, "flows": flows,
+            "bottlenecks": [{"link": "lr", "rate_mbit": 20, "utilization": 1.0,
+                             "mean_pkts": 50.0}]}
+
+
+def test_coexistence_checks_the_competing_mode_only(tmp_path: Path) -> None:
+    """The project's own claim: sync with compete set must get half its fair share
+    next to CUBIC (all of the interval); the default mode is shown, not checked."""
+    cases = [_coex_case(cc, seed, q, share + 0.01 * seed)
+             for seed in (1, 2, 3) for q in (67, 133)
+             for cc, share in (("reno", 0.8), ("sync", 0.6))]
+    on = _with_meta(_rundir(tmp_path / "on", "cubic-coexistence", cases),
+                    scenario={"topology": {"rtts_ms": [40, 40]},
+                              "module_params": {"sync": {"compete": 1}}})
+    low = _with_meta(_rundir(tmp_path / "off", "cubic-coexistence",
+                             [_coex_case("sync", 7, 67, 0.03)]),
+                     scenario={"topology": {"rtts_ms": [40, 40]}})
+    s = _section(ledger.build([on, low], tmp_path / "f"), "coexistence")
+    rules = [c.rule for c in s.checks]
+    assert rules == [f"Sync-TCP(Pcwnd) (compete): at least 0.5 of its fair share next to 1 CUBIC "
+                     f"flow on {q} packets (all of the interval)" for q in (67, 133)]
+    assert all(c.ok for c in s.checks) and s.verdict == "holds"
+    assert "| 1 CUBIC, 67 packets | sync | 1 | **0.03** |" in s.ours      # shown
+    weak = [_coex_case("sync", seed, 67, share) for seed, share in ((1, 0.45), (2, 0.7), (3, 0.6))]
+    run = _with_meta(_rundir(tmp_path / "weak", "cubic-coexistence", weak),
+                     scenario={"topology": {"rtts_ms": [40, 40]},
+                               "module_params": {"sync": {"compete": 1}}})
+    s = _section(ledger.build([run], tmp_path / "f"), "coexistence")
+    assert [c.ok for c in s.checks] == [False] and s.verdict == "fails"   # the interval reaches below
+
+
+def test_latecomer_checks_jain_and_the_queue_against_reno(tmp_path: Path) -> None:
+    def case(cc: str, seed: int, a: float, b: float, queue: float) -> Dict[str, Any]:
+        return {"id": f"{cc}-droptail-s{seed}", "cc": cc, "aqm": "droptail", "seed": seed,
+                "point": {}, "goodput_mbit": a + b,
+                "flows": [{"id": "f01", "group": "fwd", "goodput_mbit": a},
+                          {"id": "f02", "group": "fwd", "goodput_mbit": b}],
+                "bottlenecks": [{"link": "lr", "rate_mbit": 10, "utilization": 0.95,
+                                 "mean_pkts": queue}]}
+    cases = [case("reno", s, 4.7, 4.8, 60 + s) for s in (1, 2, 3)]
+    cases += [case("sync", s, 4.6 + 0.01 * s, 4.7, 20 + s) for s in (1, 2, 3)]
+    cases += [case("mixreact", s, 2.0, 7.0, 35 + s) for s in (1, 2, 3)]
+    s = _section(ledger.build([_rundir(tmp_path / "l", "latecomer", cases)], tmp_path / "f"),
+                 "latecomer")
+    got = {(c.algo, c.rule.split(": ")[1].split(" ")[0]): c.ok for c in s.checks}
+    assert got == {("Sync-TCP(Pcwnd)", "Jain's"): True, ("Sync-TCP(Pcwnd)", "mean"): True,
+                   ("Sync-TCP(MixReact)", "Jain's"): False, ("Sync-TCP(MixReact)", "mean"): False}

@@ -16,6 +16,7 @@ from .gu import gu
 from .holl import holl
 from .markdown import software, table
 from .martin import martin
+from .own import OWN
 from .model import Claim, LedgerError, Section
 from .reverse import reverse
 from .weigle import ftp, http
@@ -94,7 +95,7 @@ CLAIMS = [
           "algorithm's forward goodput with the reverse path loaded by CUBIC bulk flows, over "
           "its goodput with the reverse path idle, per seed.",
           reverse),
-]
+] + [Claim(*own) for own in OWN]
 
 
 def run_names(runs: Sequence[Run]) -> Dict[Path, str]:

@@ -1,0 +1,135 @@
+"""The project's own claims (issue 29), not a seed paper's: next to CUBIC, and latecomers.
+
+docs/coexistence.md gives the design these claims test.  A sync or
+mixreact case of a run whose modules had ``compete`` set is labelled
+"sync (compete)": competing mode is off by default.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Dict, List
+
+from ..rundir import Run
+from ..stats import paired
+from ..stats import text as txt
+from .cases import RUN, VARIANT_CCS, add_check, all_cases, at_least, below, by_seed, over_seeds
+from .markdown import table
+from .model import PAPER_NAME, Section
+
+#: the bottleneck of the dumbbell presets
+LINK = "lr"
+
+
+def _compete(run: Run, cc: str) -> bool:
+    """Whether the run's module of ``cc`` had the parameter compete set."""
+    mod = {"sync": "tcp_sync", "mixreact": "tcp_mixreact"}.get(cc, "")
+    params = ((run.meta.get("modules") or {}).get(mod) or {}).get("params") or {}
+    scenario = ((run.meta.get("scenario") or {}).get("module_params") or {}).get(cc) or {}
+    value = str(params.get("compete", scenario.get("compete", "N"))).upper()
+    return value in ("Y", "1", "TRUE")
+
+
+def _labelled(runs: List[Run]) -> List[Dict[str, Any]]:
+    """Every case, sync and mixreact of a run with compete set as "CC (compete)"."""
+    out = []
+    for c in all_cases(runs):
+        run = c[RUN]
+        if c.get("cc") in VARIANT_CCS and _compete(run, c["cc"]):
+            c = {**c, "cc": f"{c['cc']} (compete)"}
+        out.append(c)
+    return out
+
+
+def _name(cc: str) -> str:
+    base, _, rest = cc.partition(" ")
+    return PAPER_NAME.get(base, base) + (f" {rest}" if rest else "")
+
+
+def coexistence(sec: Section, figs: Path) -> None:
+    cases = _labelled(sec.runs)
+    order = list(dict.fromkeys(c["cc"] for c in cases if c.get("aqm") != "ceiling"))
+    setups: List[tuple] = []
+    for c in cases:
+        run = c[RUN]
+        if run.scenario_name.startswith("cubic-recovery"):
+            continue
+        n = len((run.meta.get("scenario") or {}).get("topology", {}).get("rtts_ms") or []) - 1
+        q = (c.get("point") or {}).get("queue_pkts")
+        key = (run.scenario_name, n, q)
+        if key not in setups:
+            setups.append(key)
+    rows = []
+    for name, n, q in sorted(setups, key=lambda k: (k[1], k[2] or 0)):
+        def where(c: Dict[str, Any], name: str = name, q: Any = q) -> bool:
+            return c[RUN].scenario_name == name and (c.get("point") or {}).get("queue_pkts") == q
+        for cc in order:
+            r = by_seed(cases, cc, where)
+            if not r:
+                continue
+            share = over_seeds(r, "minority_share")
+            rows.append([f"{n} CUBIC, {q} packets", cc, str(len(r)), f"**{txt(share)}**",
+                         txt(over_seeds(r, f"{LINK}.mean_pkts"), 1)])
+            if cc.endswith("(compete)"):     # the default mode yields: shown, not claimed
+                add_check(sec, f"{_name(cc)}: at least 0.5 of its fair share next to {n} CUBIC "
+                          f"flow{'s' if n > 1 else ''} on {q} packets (all of the interval)",
+                          at_least(share, 0.5), f"share {txt(share)}", r, algo=_name(cc))
+    sec.ours = table(["setup", "algorithm", "seeds", "goodput ÷ fair share",
+                      "mean queue (packets)"], rows)
+    rec_rows = []
+    for cc in order:
+        r = by_seed(cases, cc, lambda c: c[RUN].scenario_name.startswith("cubic-recovery"))
+        if r:
+            rec_rows.append([cc, str(len(r)), txt(over_seeds(r, "recovery_s"), 1),
+                             txt(over_seeds(r, f"{LINK}.mean_pkts"), 1)])
+    if rec_rows:
+        sec.ours += ("\n\nCUBIC leaves (`cubic-recovery`): seconds until the queue stays at the "
+                     "level the remaining flow keeps alone (shown, not a check)\n\n"
+                     + table(["algorithm", "seeds", "recovery s", "mean queue (packets)"],
+                             rec_rows))
+
+
+def latecomer(sec: Section, figs: Path) -> None:
+    cases = _labelled(sec.runs)
+    order = list(dict.fromkeys(c["cc"] for c in cases if c.get("aqm") != "ceiling"))
+    runs = {cc: by_seed(cases, cc) for cc in order}
+    reno = runs.get("reno")
+    rows = []
+    for cc in order:
+        r = runs[cc]
+        jain = over_seeds(r, "jain")
+        q = paired(r, reno, f"{LINK}.mean_pkts") if reno else None
+        rows.append([cc, str(len(r)), f"**{txt(jain, 3)}**",
+                     txt(over_seeds(r, f"{LINK}.mean_pkts"), 1), txt(q),
+                     txt(over_seeds(r, "goodput_mbit"))])
+        if cc in VARIANT_CCS:
+            add_check(sec, f"{_name(cc)}: Jain's index of the two flows at least 0.98 over "
+                      "the last 60 s (all of the interval)", at_least(jain, 0.98),
+                      f"Jain {txt(jain, 3)}", r, algo=_name(cc))
+            if reno:
+                add_check(sec, f"{_name(cc)}: mean queue below 0.5 of Reno's (all of the "
+                          "paired interval)", below(q, 0.5), f"queue ÷ Reno {txt(q)}", r, reno,
+                          algo=_name(cc))
+    sec.ours = table(["algorithm", "seeds", "Jain (last 60 s)", "mean queue (packets)",
+                      "queue ÷ Reno", "goodput Mbit/s"], rows)
+
+
+#: the claims of this module: (key, prefixes, title, claim, what stands for the paper, evaluate)
+OWN: List[tuple] = [
+    ("coexistence", ("cubic-",), "Ours: next to CUBIC",
+     "The project's own claim (issue 29), not a seed paper's: with competing mode on "
+     "(`compete=1`), a sync or mixreact flow of variant best gets at least half its fair share "
+     "next to one CUBIC flow and next to four, on 1- and 2-BDP drop-tail buffers; when CUBIC "
+     "leaves, it returns to a low queue (docs/coexistence.md).",
+     "No seed paper mixes protocols (Weigle 2003, §4.1.2; §5.6.1 expects a Sync-TCP flow to "
+     "lose to loss-based ones); Martin et al. (2003) ask of an enhancement that it not lose to "
+     "competing TCP as the only enhanced flow.", coexistence),
+    ("latecomer", ("latecomer",), "Ours: a latecomer of the same algorithm",
+     "The project's own claim (issue 29): a second flow that starts 30 s after the first "
+     "(10 Mbit/s, 50 ms, 100 packets, 120 s) shares the link fairly with it (Jain's index at "
+     "least 0.98 over the last 60 s), with at most half of Reno's queue.",
+     "No seed paper measures it; Reno and BBR reach 0.999 here, Vegas 0.990 (issue 29).",
+     latecomer),
+]
+
+__all__: List[str] = ["OWN", "coexistence", "latecomer"]
