@@ -650,3 +650,20 @@ def test_latecomer_checks_jain_and_the_queue_against_reno(tmp_path: Path) -> Non
     got = {(c.algo, c.rule.split(": ")[1].split(" ")[0]): c.ok for c in s.checks}
     assert got == {("Sync-TCP(Pcwnd)", "Jain's"): True, ("Sync-TCP(Pcwnd)", "mean"): True,
                    ("Sync-TCP(MixReact)", "Jain's"): False, ("Sync-TCP(MixReact)", "mean"): False}
+
+
+def test_many_flows_checks_queue_drops_and_utilization_against_reno(tmp_path: Path) -> None:
+    def case(cc: str, seed: int, util: float, drop: float, queue: float) -> Dict[str, Any]:
+        return {"id": f"{cc}-droptail-s{seed}", "cc": cc, "aqm": "droptail", "seed": seed,
+                "point": {}, "goodput_mbit": 45 * util,
+                "bottlenecks": [{"link": "r0r1", "rate_mbit": 50, "utilization": util,
+                                 "drop_pct": drop, "mean_pkts": queue}]}
+    cases = [case("reno", s, 0.97, 5.0 + 0.1 * s, 250 + s) for s in (1, 2, 3)]
+    cases += [case("sync", s, 0.968 + 0.001 * s, 0.1, 100 + s) for s in (1, 2, 3)]
+    cases += [case("mixreact", s, 0.90, 0.1, 140 + s) for s in (1, 2, 3)]
+    s = _section(ledger.build([_rundir(tmp_path / "m", "many-flows", cases)], tmp_path / "f"),
+                 "many-flows")
+    assert [(c.algo, c.ok) for c in s.checks] == [
+        ("Sync-TCP(Pcwnd)", True), ("Sync-TCP(Pcwnd)", True), ("Sync-TCP(Pcwnd)", True),
+        ("Sync-TCP(MixReact)", False), ("Sync-TCP(MixReact)", True),
+        ("Sync-TCP(MixReact)", False)]
