@@ -151,14 +151,12 @@ bool synctcp_mix_cong_avoid(struct synctcp_mix *m, u32 snd_una, u32 snd_nxt,
 	bool may = best && synctcp_pcwnd_may_reduce(&m->hold, snd_una);
 
 	if (m->probe && may) {
-		/* the flow's whole share of the queue, once */
+		/* a halving, once: below what the flow can see of the queue */
 		m->probe = false;
 		m->fresh = false;
 		synctcp_pcwnd_hold(&m->hold, snd_nxt);
 		synctcp_mixreact_apply(&m->react, SYNCTCP_MIXREACT_MUL_50, w,
-				       clamp,
-				       synctcp_pcwnd_keep(m->flow.q.qdelay_us,
-							  srtt_us));
+				       clamp, SYNCTCP_PCWND_KEEP_HALF);
 	}
 	if (m->fresh) {
 		u8 a = synctcp_mixreact_action_of(m->detect.trend,

@@ -74,11 +74,13 @@ enum synctcp_mode_event synctcp_mode_sample(struct synctcp_mode *m,
 	if (!synctcp_qdelay_valid(q) || !q->loss_seen) {
 		m->high = 0;
 		m->last_dip = t;
+		m->on_since = t;
 		m->started = 1;
 		return SYNCTCP_MODE_NONE;
 	}
 	if (!m->started) {
 		m->last_dip = t;
+		m->on_since = t;
 		m->started = 1;
 	}
 	thresh = div_u64((u64)q->max_qdelay_us * thresh_pct, 100);
@@ -106,6 +108,14 @@ enum synctcp_mode_event synctcp_mode_sample(struct synctcp_mode *m,
 		m->alone = 0;
 		m->entries++;
 		return SYNCTCP_MODE_ENTER;
+	}
+	if (!m->probed && t - m->on_since >=
+	    synctcp_mode_span(SYNCTCP_MODE_FIRST_MIN_US,
+			      SYNCTCP_MODE_PROBE_RTTS, srtt_us)) {
+		m->probed = 1;
+		m->last_dip = t;
+		m->probes++;
+		return SYNCTCP_MODE_PROBE;
 	}
 	if (t - m->last_dip >= synctcp_mode_span(SYNCTCP_MODE_PROBE_MIN_US,
 						 SYNCTCP_MODE_PROBE_RTTS,

@@ -35,10 +35,17 @@
  * takes that queue for its base, measures every queue that much short,
  * and takes more than its share; the flows that were there yield to it.
  * When the queue has not dipped below T / 4 for SYNCTCP_MODE_PROBE_MIN
- * (at least SYNCTCP_MODE_PROBE_RTTS round trips), the flow drains its
- * share of the queue once (as BBR's ProbeRTT, LEDBAT++'s slowdowns).
- * Flows that share the queue see its dips together, so their probes come
- * together, the queue empties, and every flow sees the true base.
+ * (at least SYNCTCP_MODE_PROBE_RTTS round trips), the flow halves its
+ * window once (as BBR's ProbeRTT, LEDBAT++'s slowdowns).  Flows that share
+ * the queue see its dips together, so their probes come together, the
+ * queue empties, and every flow sees the true base.  A latecomer's dips
+ * are measured against the standing queue it took for its base, so it
+ * also probes once SYNCTCP_MODE_FIRST_MIN (at least SYNCTCP_MODE_PROBE_RTTS
+ * round trips) after its detector came on, dips or not: on latecomer (a
+ * second MixReact flow 30 s after the first) the newcomer took a 28 ms
+ * queue for its base and held the first flow at cwnd 2 for 90 s.  A probe
+ * halves: draining only the share the flow measured leaves the queue it
+ * cannot see.
  */
 #ifndef SYNCTCP_MODE_H
 #define SYNCTCP_MODE_H
@@ -49,6 +56,7 @@
 #define SYNCTCP_MODE_HIGH_RTTS		4U
 #define SYNCTCP_MODE_PROBE_MIN_US	(10U * 1000U * 1000U)
 #define SYNCTCP_MODE_PROBE_RTTS		8U
+#define SYNCTCP_MODE_FIRST_MIN_US	(2U * 1000U * 1000U)
 #define SYNCTCP_MODE_BACK_MIN_US	(30U * 1000U * 1000U)
 #define SYNCTCP_MODE_BACK_RTTS		24U
 #define SYNCTCP_MODE_NEED_MIN		2U
@@ -65,6 +73,7 @@ enum synctcp_mode_event {
 struct synctcp_mode {
 	u32 high_since;		/* us >> 10 since when the queue stood high */
 	u32 last_dip;		/* us >> 10 of the last dip below T / 4 */
+	u32 on_since;		/* us >> 10 when the detector came on */
 	u32 check_from;		/* the round trips after a loss, us >> 10 */
 	u32 check_until;
 	u32 check_min_us;	/* the smallest queuing delay in them */
@@ -79,7 +88,8 @@ struct synctcp_mode {
 	   high:1,		/* high_since is in force */
 	   checking:1,		/* a loss is being checked */
 	   started:1,		/* last_dip has been set */
-	   left:1;		/* left_at is in force */
+	   left:1,		/* left_at is in force */
+	   probed:1;		/* the first probe is done */
 };
 
 void synctcp_mode_init(struct synctcp_mode *m, bool compete);

@@ -81,8 +81,8 @@ enum synctcp_pcwnd_action synctcp_sync_react(struct synctcp_sync *s,
 	enum synctcp_pcwnd_action act;
 	bool probe = s->probe && !s->flow.mode.competing;
 
-	if (probe)	/* the flow's whole share of the queue */
-		keep = synctcp_pcwnd_keep(q, srtt_us);
+	if (probe)	/* a halving: below what the flow can see of the queue */
+		keep = SYNCTCP_PCWND_KEEP_HALF;
 	else if (s->signal && synctcp_flow_best(&s->flow))
 		keep = synctcp_pcwnd_keep(q - min_t(u32, q, s->floor_us),
 					  srtt_us);

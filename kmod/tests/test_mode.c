@@ -77,7 +77,8 @@ TEST(flows_in_low_queue_mode_are_not_taken_for_competitors)
 	synctcp_mode_init(&m, true);
 	feed(&m, &q, 0, 120000, kin, &enters, &probes);
 	CHECK_EQ(enters, 0);
-	CHECK_EQ(probes, 0);		/* it dipped below T / 4 every second */
+	/* the first probe only: it dipped below T / 4 every second */
+	CHECK_EQ(probes, 1);
 	CHECK(!m.competing);
 }
 
@@ -246,7 +247,7 @@ TEST(a_quick_return_to_competing_mode_doubles_the_losses_needed_to_leave)
 	CHECK_EQ(m.need, 2);
 }
 
-TEST(the_base_is_probed_after_ten_seconds_without_a_dip)
+TEST(the_base_is_probed_first_after_two_seconds_then_after_ten_without_a_dip)
 {
 	struct synctcp_qdelay q;
 	struct synctcp_mode m;
@@ -262,17 +263,30 @@ TEST(the_base_is_probed_after_ten_seconds_without_a_dip)
 		e = synctcp_mode_sample(&m, &q, t * MS, SRTT_US, 25);
 		if (e == SYNCTCP_MODE_PROBE)
 			probes++;
-		if (t == 10000 || t == 20000)
+		/* the first 2 s after the detector came on, then 10 s apart */
+		if (t == 2000 || t == 12000 || t == 22000)
 			CHECK_EQ(e, SYNCTCP_MODE_PROBE);
 	}
-	CHECK_EQ(probes, 2);
-	CHECK_EQ(m.probes, 2);
-	/* dips reset the wait */
+	CHECK_EQ(probes, 3);
+	CHECK_EQ(m.probes, 3);
+	/* dips reset the wait, not the first probe's */
 	synctcp_mode_init(&m, true);
 	probes = 0;
 	feed(&m, &q, 0, 60000, empty, &enters, &probes);
-	CHECK_EQ(probes, 0);
+	CHECK_EQ(probes, 1);
 	CHECK_EQ(enters, 0);
+	/* the first probe counts from the first loss, 8 RTTs on long paths */
+	synctcp_mode_init(&m, true);
+	q.loss_seen = false;
+	for (t = 0; t < 5000; t += 10)
+		CHECK_EQ(synctcp_mode_sample(&m, &q, t * MS, 600000, 25),
+			 SYNCTCP_MODE_NONE);
+	q.loss_seen = true;
+	for (t = 5000; t < 9790; t += 10)
+		CHECK_EQ(synctcp_mode_sample(&m, &q, t * MS, 600000, 25),
+			 SYNCTCP_MODE_NONE);
+	CHECK_EQ(synctcp_mode_sample(&m, &q, 9810 * MS, 600000, 25),
+		 SYNCTCP_MODE_PROBE);
 }
 
 /* Nothing happens before a loss has shown what a full queue is. */
@@ -299,7 +313,7 @@ static const struct harness_test tests[] = {
 	T(the_competitor_test_lasts_four_round_trips_on_long_paths),
 	T(a_loss_that_leaves_the_queue_a_flow_alone_leaves_ends_competing),
 	T(a_quick_return_to_competing_mode_doubles_the_losses_needed_to_leave),
-	T(the_base_is_probed_after_ten_seconds_without_a_dip),
+	T(the_base_is_probed_first_after_two_seconds_then_after_ten_without_a_dip),
 	T(no_mode_before_the_first_loss),
 };
 
