@@ -179,6 +179,7 @@ struct synctcp_qdelay {
 	u32 win_start;		/* local time the window began, us >> 10 */
 	u16 rejects;		/* implausible samples in a row */
 	bool loss_seen;		/* a loss after the first sample: max is trusted */
+	bool early_loss;	/* a loss before it (variant "best") */
 	bool max_held;		/* max_ott_us is a held first sample's only */
 	bool all_time_min;	/* the dissertation's estimator (variant "paper") */
 };
@@ -188,12 +189,25 @@ static inline bool synctcp_qdelay_valid(const struct synctcp_qdelay *q)
 	return q->min_ott_us <= q->max_ott_us;
 }
 
+/*
+ * Variant "best": a loss before the first sample counts once the maximum
+ * is at least this long (mixreact's pre-loss floor, SYNCTCP_MIX_PRELOSS_MAX_US,
+ * is the same 10 ms).  Learnt on the queue the recovery had just emptied,
+ * a maximum of a few ms made flows halve at a few packets for good (docs/
+ * sync-tcp.md, rule 4); never counted, the loss left a flow that never
+ * lost again Reno for good: on weigle-ftp one such MixReact flow held 46
+ * segments in flight and 55 packets of queue for 80 s.
+ */
+#define SYNCTCP_QDELAY_EARLY_MAX_US	10000U
+
 /* A segment was lost (loss recovery or RTO started). */
 static inline void synctcp_qdelay_on_loss(struct synctcp_qdelay *q)
 {
 	if (synctcp_qdelay_valid(q)) {
 		q->loss_seen = true;
 		q->loss_max_us = q->max_qdelay_us;
+	} else {
+		q->early_loss = true;
 	}
 }
 

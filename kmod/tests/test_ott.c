@@ -537,6 +537,41 @@ TEST(loss_counts_only_once_sampled_and_reset_forgets_it)
 }
 
 /*
+ * Variant best: a loss before the first sample counts once the maximum
+ * reaches 10 ms (the paper's estimator never counts it); a reset forgets it.
+ */
+TEST(an_early_loss_counts_once_the_maximum_reaches_ten_ms)
+{
+	struct synctcp_qdelay q, paper;
+	u64 t;
+
+	synctcp_qdelay_init(&q, false);
+	synctcp_qdelay_init(&paper, true);
+	synctcp_qdelay_on_loss(&q);
+	synctcp_qdelay_on_loss(&paper);
+	CHECK(q.early_loss && !q.loss_seen);
+	/* prompt samples, a queue of 0 to 9 ms: not yet */
+	for (t = 0; t < 100; t++) {
+		s64 ott = 20000 + (s64)(t % 10) * 1000;
+
+		synctcp_qdelay_sample_held(&q, ott, t * 10000, 0, false);
+		synctcp_qdelay_sample_held(&paper, ott, t * 10000, 0, false);
+	}
+	CHECK_EQ(q.max_qdelay_us, 8000);	/* two in a row agree on 8 */
+	CHECK(!q.loss_seen);
+	/* 12 ms twice in a row: the maximum is 12 ms, the loss counts */
+	synctcp_qdelay_sample_held(&q, 32000, 1000000, 0, false);
+	synctcp_qdelay_sample_held(&q, 32000, 1010000, 0, false);
+	synctcp_qdelay_sample_held(&paper, 32000, 1000000, 0, false);
+	CHECK_EQ(q.max_qdelay_us, 12000);
+	CHECK(q.loss_seen);
+	CHECK_EQ(q.loss_max_us, 12000);
+	CHECK(!paper.loss_seen);
+	synctcp_qdelay_reset(&q);
+	CHECK(!q.early_loss && !q.loss_seen);
+}
+
+/*
  * Item 2 of issue 15: nothing from the peer is trusted for ever.  The
  * samples of a 20 ms path with a 0-30 ms triangle queue, one every 2 ms
  * from @t0_us, taken with the bound of a 50 ms srtt (200 ms).
@@ -863,6 +898,7 @@ static const struct harness_test tests[] = {
 	T(snap_to_known_rates),
 	T(qdelay_is_ott_minus_min_and_max_is_max_minus_min),
 	T(loss_counts_only_once_sampled_and_reset_forgets_it),
+	T(an_early_loss_counts_once_the_maximum_reaches_ten_ms),
 	T(negative_offset_otts_are_handled),
 	T(forged_far_ott_is_rejected_and_steers_nothing),
 	T(forged_low_ott_within_the_bound_is_forgotten_by_the_prompt_estimator),
