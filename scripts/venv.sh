@@ -10,12 +10,18 @@
 # nothing here.  Quiet and fast when the environment is already there.
 # No root needed (make setup runs it after the system packages).
 #
-#   SYNCTCP_BASE_PYTHON   the Python the venv is made from (default python3)
+#   SYNCTCP_BASE_PYTHON   the Python the venv is made from (default Debian's
+#                         /usr/bin/python3 where it is, else python3 on PATH:
+#                         the instances' image has the same interpreter at
+#                         that path, so the venv's scripts run in them too;
+#                         a venv of a pyenv Python did not, "cannot execute")
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 venv=$here/.venv
 py=$venv/bin/python3
-base=${SYNCTCP_BASE_PYTHON:-python3}
+default=python3
+[ -x /usr/bin/python3 ] && default=/usr/bin/python3
+base=${SYNCTCP_BASE_PYTHON:-$default}
 
 # the packages importable, and imported from this checkout
 ready() {
