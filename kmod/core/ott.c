@@ -266,10 +266,16 @@ static bool synctcp_tsclock_jumped(const struct synctcp_tsclock *c,
 	s32 ticks = (s32)(tsval - c->est_tsval);
 	u64 peer_us;
 
-	if (!c->rate_confirmed)
-		return false;
 	if (ticks < 0)
 		return elapsed >= SYNCTCP_TS_RESYNC_US;
+	/*
+	 * Before the rate is confirmed only what no known clock can do is a
+	 * jump: more ticks than a 1 MHz clock gives (a provisional 1 kHz of a
+	 * 1 MHz peer is no jump).  A TSval moved by 2^30 before the first
+	 * window ended was not seen, and its window found no rate for 10 s.
+	 */
+	if (!c->rate_confirmed)
+		return (u64)ticks > elapsed + SYNCTCP_TS_RESYNC_US;
 	peer_us = div_u64((u64)ticks * USEC_PER_SEC, c->peer_hz);
 	return peer_us > elapsed + SYNCTCP_TS_RESYNC_US ||
 	       peer_us + SYNCTCP_TS_RESYNC_US < elapsed;

@@ -223,6 +223,47 @@ TEST(wrong_provisional_rate_is_corrected_not_taken_for_a_jump)
 	CHECK_EQ(rebased, 1);
 }
 
+/*
+ * A TSval moved by 2^30 ticks before the rate is confirmed (TCP_REPAIR,
+ * kernel test test_both_ts_clocks_wrap): more than any known clock ticks,
+ * so a jump, and the rate is found in the window after it.  A 1 MHz peer
+ * under a provisional 1 kHz is no jump.
+ */
+TEST(a_jump_before_the_rate_is_confirmed_restarts_the_window)
+{
+	struct synctcp_tsclock c, fast;
+	u32 t, jumps = 0;
+	s64 ott;
+
+	synctcp_tsclock_init(&c);
+	synctcp_ott_ts_sample(&c, 5000, 1000000, 5000, &ott);
+	CHECK(!c.rate_confirmed);
+	CHECK_EQ(synctcp_ott_ts_sample(&c, 5000 + (1U << 30), 1300000, 5000,
+				       &ott), SYNCTCP_OTT_REBASED);
+	for (t = 1; t <= 1500; t++)	/* 1 kHz from there */
+		synctcp_ott_ts_sample(&c, 5000 + (1U << 30) + t,
+				      1300000 + (u64)t * 1000, 5000, &ott);
+	CHECK(c.rate_confirmed);
+	CHECK_EQ(c.peer_hz, 1000);
+
+	synctcp_tsclock_init(&fast);
+	fast.peer_hz = 1000;		/* provisional, the peer is 1 MHz */
+	fast.rate_provisional = 1;
+	fast.started = 1;
+	fast.est_start_us = 1000000;
+	fast.est_tsval = 1000000;
+	fast.last_tsval = 1000000;
+	fast.last_sent_us = 1000000 - 5000;
+	for (t = 1; t <= 1500; t++)
+		if (synctcp_ott_ts_sample(&fast, 1000000 + t * 1000,
+					  1000000 + (u64)t * 1000, 5000,
+					  &ott) == SYNCTCP_OTT_REBASED &&
+		    !fast.rate_confirmed)
+			jumps++;
+	CHECK_EQ(jumps, 0);
+	CHECK_EQ(fast.peer_hz, 1000000);
+}
+
 /* Legacy rates wait for the window: only 1 kHz and 1 MHz are provisional. */
 TEST(no_legacy_rate_is_taken_provisionally)
 {
@@ -883,6 +924,7 @@ static const struct harness_test tests[] = {
 	T(window_contradicting_a_provisional_rate_rebases_on_the_fitting_one),
 	T(clock_fitting_no_known_rate_is_unfit_once),
 	T(wrong_provisional_rate_is_corrected_not_taken_for_a_jump),
+	T(a_jump_before_the_rate_is_confirmed_restarts_the_window),
 	T(no_legacy_rate_is_taken_provisionally),
 	T(min_max_tracking_across_u32_timestamp_wraparound),
 	T(local_clock_wraparound_keeps_rate),
