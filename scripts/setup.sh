@@ -85,5 +85,7 @@ if [ -x "$sys_py" ] && ! "$sys_py" -c 'import sys, pydantic; sys.exit(pydantic.V
 		"$sys_py" -m pip install --break-system-packages "${pipargs[@]}"
 fi
 
-# This checkout's Python environment: .venv/, its packages editable (make venv)
-SYNCTCP_BASE_PYTHON=$py "$here/scripts/venv.sh"
+# This checkout's Python environment: .venv/, its packages editable (make
+# venv), made from Debian's /usr/bin/python3 unless SYNCTCP_BASE_PYTHON says
+# otherwise (scripts/venv.sh: the instances' image has that interpreter)
+"$here/scripts/venv.sh"
