@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Dict, List
 
+from synctcp.modctl import module_of
+
 from ..rundir import Run
 from ..stats import paired
 from ..stats import text as txt
@@ -23,7 +25,7 @@ LINK = "lr"
 
 def _compete(run: Run, cc: str) -> bool:
     """Whether the run's module of ``cc`` had the parameter compete set."""
-    mod = {"sync": "tcp_sync", "mixreact": "tcp_mixreact"}.get(cc, "")
+    mod = module_of(cc) or ""
     params = ((run.meta.get("modules") or {}).get(mod) or {}).get("params") or {}
     scenario = ((run.meta.get("scenario") or {}).get("module_params") or {}).get(cc) or {}
     value = str(params.get("compete", scenario.get("compete", "N"))).upper()
