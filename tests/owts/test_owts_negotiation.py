@@ -32,7 +32,7 @@ from conftest import Pair, netstat, owts_counters, set_owts, sink  # noqa: E402
 from owtsnet import SRV_DEV, SRV_NS, OwtsNet, owts_net  # noqa: E402
 from synctcp.owts_peer import (SYN, FakePeer, find_option, owts_option,  # noqa: E402
                                 syn_options, tfo_option)
-from synctcp_testbed.topology import in_netns, sh  # noqa: E402
+from synctcp_testbed.network.netns import in_netns, sh  # noqa: E402
 
 __all__ = ["owts_net"]       # the fixture, used by name
 
