@@ -139,7 +139,7 @@ else
 		"make-modules|make modules"
 		"golden|make golden-test"
 		"unit-tests|SYNCTCP_FRESH_ROOT=1 make unit pytest-unit"
-		"kernel-smoke|scripts/vmrun --vm .venv/bin/python3 -m pytest -q -p no:cacheprovider tests/kernel -k '$smoke'")
+		"kernel-smoke|. .venv/bin/activate && scripts/vmrun --vm .venv/bin/python3 -m pytest -q -p no:cacheprovider tests/kernel -k '$smoke'")
 fi
 
 # One step in the root: its own mount and PID namespaces, a clean
