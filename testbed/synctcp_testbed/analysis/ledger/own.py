@@ -8,7 +8,7 @@ mixreact case of a run whose modules had ``compete`` set is labelled
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 from synctcp.modctl import module_of
 
@@ -48,9 +48,14 @@ def _name(cc: str) -> str:
     return PAPER_NAME.get(base, base) + (f" {rest}" if rest else "")
 
 
+def _algorithms(runs: List[Run]) -> Tuple[List[Dict[str, Any]], List[str]]:
+    """Every case of ``runs`` (labelled) and their algorithms in order, not the ceiling."""
+    cases = _labelled(runs)
+    return cases, list(dict.fromkeys(c["cc"] for c in cases if c.get("aqm") != "ceiling"))
+
+
 def coexistence(sec: Section, figs: Path) -> None:
-    cases = _labelled(sec.runs)
-    order = list(dict.fromkeys(c["cc"] for c in cases if c.get("aqm") != "ceiling"))
+    cases, order = _algorithms(sec.runs)
     setups: List[tuple] = []
     for c in cases:
         run = c[RUN]
@@ -92,8 +97,7 @@ def coexistence(sec: Section, figs: Path) -> None:
 
 
 def latecomer(sec: Section, figs: Path) -> None:
-    cases = _labelled(sec.runs)
-    order = list(dict.fromkeys(c["cc"] for c in cases if c.get("aqm") != "ceiling"))
+    cases, order = _algorithms(sec.runs)
     runs = {cc: by_seed(cases, cc) for cc in order}
     reno = runs.get("reno")
     rows = []
@@ -117,9 +121,8 @@ def latecomer(sec: Section, figs: Path) -> None:
 
 
 def many_flows(sec: Section, figs: Path) -> None:
-    cases = _labelled(sec.runs)
     link = "r0r1"
-    order = list(dict.fromkeys(c["cc"] for c in cases if c.get("aqm") != "ceiling"))
+    cases, order = _algorithms(sec.runs)
     runs = {cc: by_seed(cases, cc) for cc in order}
     reno = runs.get("reno")
     rows = []
