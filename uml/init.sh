@@ -20,6 +20,8 @@
 #   kmod     optional: "UMLKO REPOKO" pairs, UML builds bind-mounted over
 #            the repository's Debian .ko files (inside this instance only)
 #   modules  optional: the UML kernel's /lib/modules tree
+#   repo     on an image: "HOSTPATH INSIDE", the repository also seen at
+#            INSIDE (its mount point in root/), where job.sh names it
 # It writes RUNDIR/dmesg.txt and reports on /dev/ttyS2 (a pipe to umlrun):
 #   "start UPTIME" when the command starts, "end STATUS UPTIME" after.
 # The command's stdout is /dev/ttyS0, its stderr /dev/ttyS1 (umlrun's own
@@ -75,6 +77,8 @@ mods=
 [ -f "$lists/modules" ] && IFS= read -r mods <"$lists/modules"
 kmods=
 [ -f "$lists/kmod" ] && kmods=$(cat "$lists/kmod")
+repo_host= repo_at=
+[ "$rootfs" = image ] && [ -f "$lists/repo" ] && read -r repo_host repo_at <"$lists/repo"
 out_kind=tty err_kind=tty
 [ -f "$lists/stdio" ] && read -r out_kind err_kind <"$lists/stdio"
 
@@ -167,6 +171,11 @@ while read -r uko rko; do
 done <<EOF
 $kmods
 EOF
+# the repository at a path that is the same on every machine, with the
+# UML builds above (recursive): what job.sh runs names it there
+if [ -n "$repo_at" ]; then
+	mount -n --rbind "$repo_host" "$repo_at" || fail "cannot mount $repo_host at $repo_at"
+fi
 [ -f "$run/job.sh" ] || fail "cannot see $run/job.sh"
 ip link set lo up
 echo uml >/proc/sys/kernel/hostname

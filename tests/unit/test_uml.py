@@ -153,7 +153,7 @@ def test_image_environment_is_the_images_whatever_the_callers() -> None:
     finally:
         os.environ.clear()
         os.environ.update(old)
-    assert got["PATH"] == m.IMAGE_PATH + f":{REPO}/scripts"
+    assert got["PATH"] == m.IMAGE_PATH + f":{REPO}/.venv/bin:{REPO}/scripts"
     own = [str(REPO / d) for d in ("tools", "testbed", "mininet")]
     assert got["PYTHONPATH"].split(":") == [own[0], f"{REPO}/tests", *own[1:]]
     assert (got["LANG"], got["HOME"], "LC_ALL" in got) == ("C.UTF-8", "/root", False)
@@ -178,6 +178,43 @@ def test_image_environment_is_the_images_whatever_the_callers() -> None:
     finally:
         shutil.rmtree(root)
 
+
+def test_job_script_names_the_repository_at_one_path_on_every_machine() -> None:
+    """On an image, the command, its working directory and its environment
+    name the repository at INSIDE_REPO, whatever the checkout's path (its
+    length moved an HTTP case's figures: docs/platform.md); a path that only
+    starts with the repository's is not the repository."""
+    m = load_umlrun()
+    rootfs = {"mode": "image", "path": "/nonexistent-image", "key": "0" * 12}
+    kernel = {"kmod": REPO / "kmod" / "build" / "uml-7.2"}
+    old, cwd = dict(os.environ), os.getcwd()
+    try:
+        os.environ.clear()
+        os.environ.update({"PATH": f"{REPO}/.venv/bin:/usr/bin", "HOME": "/root",
+                           "PYTHONPATH": f"{REPO}/testbed",
+                           "SYNCTCP_X": f"{REPO}x/y:{REPO}/z"})
+        os.chdir(REPO)
+        script = m.job_script([f"{REPO}/.venv/bin/tool", f"{REPO}/kmod", f"{REPO}2"], kernel,
+                              Path("/stage/run"), Path("/root/.cache/synctcp"), "inf-cpu",
+                              rootfs, [str(REPO)])
+        host = m.job_script(["true"], kernel, Path("/stage/run"), Path("/c"), "inf-cpu",
+                            {"mode": "host", "path": "/"}, [str(REPO)])
+    finally:
+        os.chdir(cwd)
+        os.environ.clear()
+        os.environ.update(old)
+    at = m.INSIDE_REPO
+    lines = script.splitlines()
+    assert lines[0] == f"cd {at} || exit 125"
+    assert f"SYNCTCP_UML_KMOD={at}/kmod/build/uml-7.2" in lines[1]
+    pp = re.search(r"PYTHONPATH=(\S+)", lines[1])
+    assert pp and pp.group(1).split(":") == [f"{at}/testbed", f"{at}/tools", f"{at}/mininet"]
+    assert f":{at}/.venv/bin" in lines[1]
+    assert f"SYNCTCP_X={REPO}x/y:{at}/z" in lines[1]
+    assert lines[2] == f"exec {at}/.venv/bin/tool {at}/kmod {REPO}2"
+    assert str(REPO) + "/" not in script.replace(f"{REPO}x/", "")
+    # the host's user space (development only) keeps the host's paths
+    assert host.splitlines()[0] == f"cd {REPO} || exit 125"
 
 
 def test_sandbox_plan_hides_unenterable_dirs_and_shows_path_entries() -> None:
@@ -262,7 +299,10 @@ def test_streams_cwd_environment_and_devices(build: Path) -> None:
     r = umlrun("sh", "-c", script, env={"SYNCTCP_PROBE": "forwarded"})
     assert r.returncode == 0, r.stderr
     # no \r (raw ttys); a pipe inside, as umlrun's stdout is one here
-    assert r.stdout == f"out\n{REPO}\numl forwarded\nprocsubst\ndirs\npiped\n"
+    # on an image the working directory (the repository) is named at INSIDE_REPO
+    cwd = load_umlrun().INSIDE_REPO if os.environ.get("SYNCTCP_UML_ROOT", "image") != "host" \
+        else str(REPO)
+    assert r.stdout == f"out\n{cwd}\numl forwarded\nprocsubst\ndirs\npiped\n"
     assert "err\n" in r.stderr
 
 
@@ -341,7 +381,7 @@ def test_the_image_is_the_user_space_and_meta_names_it(build: Path, image: Path)
         assert r.returncode == 0, r.stderr
         m = load_umlrun()
         assert r.stdout.splitlines() == ["/usr/bin/python3", "image",
-                                         f"{m.IMAGE_PATH}:{REPO}/.venv/bin|C.UTF-8|/root",
+                                         f"{m.IMAGE_PATH}:{m.INSIDE_REPO}/.venv/bin|C.UTF-8|/root",
                                          "/usr/bin/python3 (3, 11)"], r.stdout
         meta = json.loads((run / "meta.json").read_text())
         top = image.resolve().parent
