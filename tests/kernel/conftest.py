@@ -121,6 +121,8 @@ def results_dir() -> Path:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "module(name): kernel module the test loads")
+    config.addinivalue_line("markers", "figures: compares measured figures; make kernel-test runs "
+                            "it in a UML instance of its own (scripts/own-instances)")
     config.addinivalue_line("markers", "heavy: minutes of 50-100 Mbit/s traffic; skipped on "
                             "the debug kernel")
 

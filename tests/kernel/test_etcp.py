@@ -109,6 +109,7 @@ def test_rmmod_refused_while_a_socket_uses_it(module_loaded: str) -> None:
 ETCP_OF_CEILING = 0.90
 
 
+@pytest.mark.figures
 @pytest.mark.heavy
 def test_etcp_utilization_above_reno_with_20_packet_buffer(module_loaded: str,
                                                           results_dir: Path) -> None:
@@ -158,6 +159,7 @@ def test_etcp_utilization_above_reno_with_20_packet_buffer(module_loaded: str,
 
 
 # scripts/vmrun exports SYNCTCP_ACCEL (native, kvm or tcg); unset means a native run
+@pytest.mark.figures
 @pytest.mark.skipif(os.environ.get("SYNCTCP_ACCEL", "native") == "tcg",
                     reason="under TCG the VM forwards at most ~70 Mbit/s: 100 Mbit/s would "
                            "measure the emulator (runs with KVM or natively)")

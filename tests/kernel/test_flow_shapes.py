@@ -186,6 +186,7 @@ def seconds_for(cc: str, shape: str, path: Path) -> float:
     return 60.0 if cc in ("sync", "mixreact") and shape == "rwnd" and path.rtt_ms == 10 else 30.0
 
 
+@pytest.mark.figures
 @pytest.mark.parametrize("rtt_ms", [1, 10], ids=["1ms", "10ms"])
 @pytest.mark.parametrize("cc", sorted(CC_MODULES))
 def test_receive_window_limited_flow_keeps_cwnd_near_the_window(
@@ -210,6 +211,7 @@ def test_receive_window_limited_flow_keeps_cwnd_near_the_window(
     assert not reports, "\n\n".join(reports)
 
 
+@pytest.mark.figures
 @pytest.mark.parametrize("rtt_ms", [1, 10], ids=["1ms", "10ms"])
 @pytest.mark.parametrize("cc", sorted(CC_MODULES))
 def test_application_limited_flow_keeps_cwnd_near_renos(

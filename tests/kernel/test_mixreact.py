@@ -107,6 +107,7 @@ QUEUE_RATIO_MAX = 0.65
 GOODPUT_RATIO_MIN = 0.95
 
 
+@pytest.mark.figures
 def test_mixreact_queue_well_below_renos_at_renos_goodput(module_loaded: str,
                                                           results_dir: Path) -> None:
     """20 Mbit/s, 40 ms RTT, 100-packet drop-tail, 10 flows of each, same boot.
@@ -160,6 +161,7 @@ def test_get_info_races_a_cc_switch_safely(module_loaded: str, tmp_path: Path) -
         assert bad not in new, new
 
 
+@pytest.mark.figures
 @pytest.mark.parametrize("flows", [1, 3])
 def test_mixreact_keeps_reno_goodput_with_half_its_queue(module_loaded: str, results_dir: Path,
                                                           flows: int) -> None:
@@ -175,6 +177,7 @@ def test_mixreact_keeps_reno_goodput_with_half_its_queue(module_loaded: str, res
     assert mix.queue.mean_pkts <= 0.5 * reno.queue.mean_pkts
 
 
+@pytest.mark.figures
 def test_reverse_path_load_costs_mixreact_under_a_tenth(module_loaded: str,
                                                         results_dir: Path) -> None:
     """Issue 17: as tcp_sync's test (reverse-path-10): 0.9 of the forward

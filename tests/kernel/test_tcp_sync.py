@@ -132,6 +132,7 @@ QUEUE_RATIO_MAX = 0.45
 GOODPUT_RATIO_MIN = 0.90
 
 
+@pytest.mark.figures
 def test_sync_queue_well_below_renos_near_renos_goodput(module_loaded: str,
                                                         results_dir: Path) -> None:
     """20 Mbit/s, 40 ms RTT, 100-packet drop-tail, 3 flows of each, same boot."""
@@ -140,8 +141,9 @@ def test_sync_queue_well_below_renos_near_renos_goodput(module_loaded: str,
     reno, sync = res["reno"], res["sync"]
     assert reno.queue.samples > 50 and sync.queue.samples > 50
     queue, goodput = sync.queue.mean_pkts / reno.queue.mean_pkts, sync.goodput_mbit / reno.goodput_mbit
-    print(f"sync / reno: mean queue {queue:.3f} (at most {QUEUE_RATIO_MAX}), goodput "
-          f"{goodput:.3f} (at least {GOODPUT_RATIO_MIN})")
+    print(f"FIGURES sync / reno: mean queue {sync.queue.mean_pkts} / {reno.queue.mean_pkts} = "
+          f"{queue:.3f} (at most {QUEUE_RATIO_MAX}), goodput {sync.goodput_mbit} / "
+          f"{reno.goodput_mbit} = {goodput:.3f} (at least {GOODPUT_RATIO_MIN})")
     assert queue <= QUEUE_RATIO_MAX
     assert goodput >= GOODPUT_RATIO_MIN
     # the module really ran its algorithm: telemetry from live sockets
@@ -151,6 +153,7 @@ def test_sync_queue_well_below_renos_near_renos_goodput(module_loaded: str,
     assert all(t["source"] == "ts" and t["rate_known"] and t["peer_clock_hz"] == 1000 for t in last)
 
 
+@pytest.mark.figures
 def test_reverse_path_load_costs_sync_under_a_tenth(module_loaded: str, results_dir: Path) -> None:
     """Issue 17: 3 forward flows, then the same with 3 CUBIC flows loading
     the ACK path (reverse-path-10).  sync kept 0.69 of its goodput; with
