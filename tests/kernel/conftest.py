@@ -30,7 +30,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 KMOD = ROOT / "kmod"
-RESULTS = ROOT / "results" / "kernel-tests"
+#: where the tests write their figures; scripts/own-instances gives each
+#: instance the same empty directory (what an earlier test left there moved
+#: a later one's figures)
+RESULTS = Path(os.environ.get("SYNCTCP_KERNEL_RESULTS") or ROOT / "results" / "kernel-tests")
 TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
 #: the first line of every report the kernel's checkers print
 REPORT = re.compile(
