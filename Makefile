@@ -34,7 +34,7 @@
 #   make golden-test  cases whose figures must equal the committed ones on any machine
 #   make fresh-check        the README's prerequisites, `make demo` and `make test` in full
 #                           in a pristine Debian 12 root (mmdebstrap; cold, ~1.5 h)
-#   make fresh-check-short  setup, a short demo, the golden figures, the unit tests and a
+#   make fresh-check-short  setup, the demo, the golden figures, the unit tests and a
 #                           kernel-test smoke subset in a pristine root (CI runs it after make test)
 
 # This checkout's own Python environment (scripts/venv.sh, made by make setup
