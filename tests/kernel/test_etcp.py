@@ -174,6 +174,7 @@ def test_etcp_utilization_above_reno_at_100mbit(module_loaded: str, results_dir:
     assert res["etcp"].queue.utilization > res["reno"].queue.utilization
 
 
+@pytest.mark.figures
 @pytest.mark.heavy
 def test_etcp_paced_packet_by_packet_fills_a_fast_link_with_a_small_buffer(
         module_loaded: str, results_dir: Path) -> None:
@@ -206,6 +207,7 @@ def test_etcp_paced_packet_by_packet_fills_a_fast_link_with_a_small_buffer(
         assert 0.8 <= q.drop_pct <= 1.5
 
 
+@pytest.mark.figures
 @pytest.mark.heavy
 def test_burst_segs_changed_at_run_time_reaches_a_running_connection(
         module_loaded: str) -> None:

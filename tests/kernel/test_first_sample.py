@@ -87,6 +87,7 @@ def first_sample_ms(flow: SyncFlow) -> Tuple[float, Dict[str, Any]]:
     raise AssertionError(f"no OTT sample in 3 s: {flow.telemetry()}")
 
 
+@pytest.mark.figures
 @pytest.mark.parametrize("receiver,peer_hz", [("r1", 1000), ("r2", 1_000_000)])
 def test_first_ott_sample_within_a_round_trip(module_loaded: str, path: Topology,
                                               receiver: str, peer_hz: int) -> None:
@@ -108,6 +109,7 @@ def test_first_ott_sample_within_a_round_trip(module_loaded: str, path: Topology
     assert ms <= RTT_MS + 12 + 8
 
 
+@pytest.mark.figures
 def test_ms_and_us_peers_on_one_host_both_detect(module_loaded: str, path: Topology) -> None:
     """Two sync flows from s1 at once, to a 1 kHz peer and to a 1 MHz one,
     15 s through the shared bottleneck: each learns its peer's clock, the

@@ -75,6 +75,7 @@ def run(tmp_path: Path, specs: List[FlowSpec]) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(proc.args, proc.returncode, line + out, err)
 
 
+@pytest.mark.figures
 def test_two_bulk_flows_and_a_cbr_flow_share_the_bottleneck(link: None, tmp_path: Path) -> None:
     res = run(tmp_path, flows())
     assert res.returncode == 0, res.stderr
@@ -138,6 +139,7 @@ def test_sigint_writes_a_partial_result(link: None, tmp_path: Path) -> None:
     assert all(f["bytes_received"] > 0 for f in doc["flows"])
 
 
+@pytest.mark.figures
 def test_the_runner_runs_bulk_reverse_and_cbr_flows_in_one_flowgen(tmp_path: Path) -> None:
     """A whole case through the runner: flows.json from flowgen's result."""
     from synctcp_testbed import cli as testbed_cli

@@ -165,6 +165,7 @@ def test_reverse_path_load_costs_sync_under_a_tenth(module_loaded: str, results_
     assert res["sync-revoff"]["queue_pkts"] <= 0.7 * res["reno-revoff"]["queue_pkts"]
 
 
+@pytest.mark.figures
 def test_max_qdelay_is_the_full_queue_delay_on_the_demo_dumbbell(module_loaded: str,
                                                                   results_dir: Path) -> None:
     """Issue 17, item 4: the demo's dumbbell (20 Mbit/s, 40 ms, 100-packet
