@@ -89,6 +89,19 @@ def test_a_skip_not_on_the_allow_list_fails_and_an_excused_one_is_printed(tmp_pa
     assert r.stdout.rstrip().splitlines()[-1].startswith("make test: all passed in ")
 
 
+def test_the_same_excused_skip_in_many_runs_is_one_line_with_its_count() -> None:
+    allow = [make_test.Excuse(test="*::test_x", reason="no kmemleak", part="", why="debug kernel only")]
+    skip = {"test": "t.py::test_x", "reason": "this kernel has no kmemleak"}
+    other = {"test": "u.py::test_x", "reason": "this kernel has no kmemleak"}
+    failed, text = make_test.report([("kernel-test", 0, 1.0)],
+                                    {"kernel-test": [skip, skip, skip, other]}, allow)
+    assert not failed
+    assert "excuses (tests/skips.toml), 4:" in text
+    assert text.count("t.py::test_x: this kernel has no kmemleak (x3)") == 1
+    assert "u.py::test_x: this kernel has no kmemleak\n" in text
+    assert text.count("excused: debug kernel only") == 2
+
+
 def test_the_allow_list_is_short_and_every_entry_says_why() -> None:
     entries = tomllib.loads((REPO / "tests" / "skips.toml").read_text())["skip"]
     assert 0 < len(entries) <= 12
