@@ -34,6 +34,10 @@
 # OUT/NN-step.log; on a failure the lines that name a missing command,
 # file or package are printed.  Exit status: 0 when every step passed,
 # 1 when one failed (later steps are not run), 2 on a usage or setup error.
+# The whole script is one brace group, read before it runs: bash reads a
+# script as it goes, and a checkout edited during the hour and a half a
+# full check takes would otherwise run half of each version.
+{
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -233,3 +237,5 @@ if [ -n "$failed" ]; then
 	exit 1
 fi
 echo "fresh-check ($form): all $n steps passed in $total s; the root grew to ${du_root} MB (summary: $out/summary.txt)"
+exit
+}
