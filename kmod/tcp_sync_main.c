@@ -80,9 +80,10 @@
  *  - Pacing at 120% of cwnd / srtt.
  *  - cwnd follows the delay of the ACK path (core/revcomp.h), measured on
  *    the raw OTT (a held ACK's hold is not a path delay): scaled by
- *    (B + r) / (B + r_applied) once per round trip against a filtered
- *    reference, never raised unless cwnd-limited, at most twice the last
- *    round's flight per rise and 4x in all, r bounded by RTT - min RTT.
+ *    (B + r) / (B + r_applied) per ACK against a filtered reference,
+ *    never raised unless cwnd-limited, at most twice the last round's
+ *    flight per rise and 4x in all, r bounded by RTT - min RTT; a fall
+ *    below ssthresh takes ssthresh with it, or slow start undoes it.
  *  - A new connection starts from the full-queue delay an earlier one to
  *    the same address learnt (glue/pathcache.c, per network namespace).
  *
@@ -253,8 +254,12 @@ static void sync_pkts_acked(struct sock *sk, const struct ack_sample *sample)
 	synctcp_ack_fill(sk, sample, &a);
 	cwnd = synctcp_sync_on_ack(ca->st, &a, READ_ONCE(source_mode),
 				   sync_thresh(ca->st));
-	if (cwnd != a.cwnd)
+	if (cwnd != a.cwnd) {
 		tcp_snd_cwnd_set(tcp_sk(sk), cwnd);
+		tcp_sk(sk)->snd_ssthresh =
+			synctcp_revcomp_ssthresh(a.cwnd, cwnd,
+						 tcp_sk(sk)->snd_ssthresh);
+	}
 	sync_publish(ca);
 }
 

@@ -89,6 +89,27 @@ struct synctcp_revcomp {
 	   withdraw:1;		/* scale back to no queue, then restart */
 };
 
+/**
+ * synctcp_revcomp_ssthresh - ssthresh after the compensation moved cwnd
+ * @before: cwnd before
+ * @after: cwnd after
+ * @ssthresh: ssthresh now
+ *
+ * A fall that takes cwnd below ssthresh in congestion avoidance would be
+ * undone on the same ACK: tcp_slow_start() grows cwnd back to ssthresh
+ * (after a delay cut ssthresh is the cut window).  ssthresh follows such
+ * a fall; in slow start (cwnd below ssthresh before) and on a rise it
+ * stays.
+ *
+ * Return: the new ssthresh.
+ */
+static inline u32 synctcp_revcomp_ssthresh(u32 before, u32 after, u32 ssthresh)
+{
+	if (after < before && ssthresh <= before && ssthresh > after)
+		return after;
+	return ssthresh;
+}
+
 void synctcp_revcomp_init(struct synctcp_revcomp *r);
 void synctcp_revcomp_restart(struct synctcp_revcomp *r);
 u32 synctcp_revcomp_update(struct synctcp_revcomp *r,

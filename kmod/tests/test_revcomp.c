@@ -277,7 +277,60 @@ TEST(degenerate_inputs_change_nothing)
 	CHECK(f.r.started);
 }
 
+/*
+ * The reverse queue drains from 50 ms to none, after a delay cut set
+ * ssthresh to cwnd; the kernel runs tcp_slow_start() (cwnd below ssthresh:
+ * one more segment per segment acknowledged, to at most ssthresh) after
+ * each ACK.  Left at the cut window, ssthresh let slow start undo every
+ * fall within an ACK (seen in reverse-path-full: the factor fell 16% in
+ * 50 ms, cwnd stayed 34, and the ACKs the drained queue released were sent
+ * into the forward queue).  With ssthresh following the fall, cwnd
+ * halves as the rate needs.  In slow start (ssthresh above cwnd) and on
+ * a rise ssthresh stays.
+ */
+TEST(a_fall_is_not_undone_by_slow_start)
+{
+	u32 follow;
+
+	for (follow = 0; follow < 2; follow++) {
+		struct flow f;
+		u32 q, i, ssthresh = 80;
+
+		flow_init(&f, 40, 50000);
+		for (q = 0; q <= 50; q++) {
+			f.in.srtt_us = 50000 + q * 1000;
+			for (i = 0; i < 200; i++)
+				ack(&f, 20000, 50000 + q * 1000);
+		}
+		CHECK_NEAR(f.cwnd, 80, 1);
+		ssthresh = f.cwnd;		/* a delay cut of nothing */
+		for (q = 50; q-- > 0;) {
+			f.in.srtt_us = 50000 + q * 1000;
+			for (i = 0; i < 200; i++) {
+				u32 before = f.cwnd;
+
+				ack(&f, 20000, 50000 + q * 1000);
+				if (follow)
+					ssthresh = synctcp_revcomp_ssthresh(before,
+									    f.cwnd,
+									    ssthresh);
+				if (f.cwnd < ssthresh)	/* tcp_slow_start() */
+					f.cwnd = min_t(u32, f.cwnd + 1, ssthresh);
+			}
+		}
+		if (follow)
+			CHECK_NEAR(f.cwnd, 40, 1);
+		else
+			CHECK_NEAR(f.cwnd, 80, 1);
+	}
+	CHECK_EQ(synctcp_revcomp_ssthresh(40, 30, 1000), 1000); /* slow start */
+	CHECK_EQ(synctcp_revcomp_ssthresh(40, 30, 40), 30);
+	CHECK_EQ(synctcp_revcomp_ssthresh(40, 30, 20), 20);	/* below: stays */
+	CHECK_EQ(synctcp_revcomp_ssthresh(40, 50, 40), 40);	/* a rise */
+}
+
 static const struct harness_test tests[] = {
+	T(a_fall_is_not_undone_by_slow_start),
 	T(ts_rounding_with_a_flat_rtt_does_not_move_cwnd),
 	T(rate_is_kept_when_the_reverse_queue_grows_and_drains),
 	T(rises_and_falls_do_not_ratchet),
