@@ -63,7 +63,10 @@
  *    response does.  Twenty flows that each add a segment per RTT refill a
  *    queue faster than halvings of 3-segment windows drain it: on
  *    weigle-ftp (20 flows each way) the paper's rule left the queue where
- *    Reno's is.
+ *    Reno's is.  The signal and the cut read the standing queue, the
+ *    smallest qdelay of the last quarter to half srtt: bursts that ACK
+ *    compression sends into the queue drain within the round trip, and
+ *    cuts on their peaks cost weigle-ftp 1.7 points of utilization.
  *  - The prompt estimator (core/ott.h): an ACK of one segment may have
  *    waited for the peer's delayed-ACK timer and only bounds the queuing
  *    delay from above; the maximum rises only to what two prompt samples

@@ -12,9 +12,23 @@
  */
 bool synctcp_pqlen_congested(const struct synctcp_qdelay *q, u32 thresh_pct)
 {
+	return synctcp_pqlen_over(q, q->qdelay_us, thresh_pct);
+}
+
+/**
+ * synctcp_pqlen_over - is this queuing delay over the threshold?
+ * @q: queuing-delay estimator (its maximum and loss_seen)
+ * @qdelay_us: the queuing delay to judge
+ * @thresh_pct: threshold in percent of the maximum queuing delay (1..100)
+ *
+ * Return: as synctcp_pqlen_congested(), for @qdelay_us.
+ */
+bool synctcp_pqlen_over(const struct synctcp_qdelay *q, u32 qdelay_us,
+			u32 thresh_pct)
+{
 	if (!q->loss_seen)
 		return false;
-	return (u64)q->qdelay_us * 100 > (u64)q->max_qdelay_us * thresh_pct;
+	return (u64)qdelay_us * 100 > (u64)q->max_qdelay_us * thresh_pct;
 }
 
 /**

@@ -14,6 +14,8 @@
 #define SYNCTCP_PQLEN_DEFAULT_PCT	50U
 
 bool synctcp_pqlen_congested(const struct synctcp_qdelay *q, u32 thresh_pct);
+bool synctcp_pqlen_over(const struct synctcp_qdelay *q, u32 qdelay_us,
+			u32 thresh_pct);
 u32 synctcp_pqlen_room(const struct synctcp_qdelay *q, u32 thresh_pct);
 
 #endif /* SYNCTCP_PQLEN_H */

@@ -11,6 +11,27 @@ void synctcp_sync_init(struct synctcp_sync *s, u8 variant)
 }
 
 /*
+ * The standing queue: the smallest queuing delay of the last quarter to
+ * half round trip, in two buckets of srtt / 4 (at least 1 ms).  A gap of
+ * more than a bucket without samples leaves nothing of the one before.
+ */
+static void synctcp_sync_standing(struct synctcp_sync *s, u32 qdelay_us,
+				  u64 now_us, u32 srtt_us)
+{
+	u64 len = max_t(u32, srtt_us / 4, 1000), age = now_us - s->stand_start_us;
+
+	if (now_us < s->stand_start_us || age >= len) {
+		s->stand_prev_us = now_us >= s->stand_start_us && age < 2 * len ?
+				   s->stand_cur_us : qdelay_us;
+		s->stand_cur_us = qdelay_us;
+		s->stand_start_us = now_us;
+	} else {
+		s->stand_cur_us = min_t(u32, s->stand_cur_us, qdelay_us);
+	}
+	s->stand_us = min_t(u32, s->stand_cur_us, s->stand_prev_us);
+}
+
+/*
  * Variant "best": a cut drains the queue to half the threshold; the mode
  * decides whether delay signals count at all, and when to probe the base.
  */
@@ -52,7 +73,16 @@ u32 synctcp_sync_on_ack(struct synctcp_sync *s, const struct synctcp_ack *a,
 	s->signal = false;
 	res = synctcp_flow_sample(&s->flow, a, mode);
 	if (res != SYNCTCP_OTT_SKIP) {
-		s->congested = synctcp_pqlen_congested(&s->flow.q, thresh_pct);
+		if (synctcp_flow_best(&s->flow)) {
+			synctcp_sync_standing(s, s->flow.q.qdelay_us, a->now_us,
+					      a->srtt_us);
+			s->congested = synctcp_pqlen_over(&s->flow.q,
+							  s->stand_us,
+							  thresh_pct);
+		} else {
+			s->congested = synctcp_pqlen_congested(&s->flow.q,
+							       thresh_pct);
+		}
 		s->signal = s->congested;
 		if (synctcp_flow_best(&s->flow))
 			synctcp_sync_best(s, a, thresh_pct);
@@ -77,7 +107,7 @@ enum synctcp_pcwnd_action synctcp_sync_react(struct synctcp_sync *s,
 					     u32 srtt_us,
 					     struct synctcp_cwnd *w)
 {
-	u32 keep = SYNCTCP_PCWND_KEEP_HALF, q = s->flow.q.qdelay_us;
+	u32 keep = SYNCTCP_PCWND_KEEP_HALF, q = s->stand_us;
 	enum synctcp_pcwnd_action act;
 	bool probe = s->probe && !s->flow.mode.competing;
 

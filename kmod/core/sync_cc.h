@@ -18,7 +18,11 @@
  * (synctcp_pcwnd_keep() of the excess), a loss recovery and a delay cut of
  * the same round trip cost one reduction, in either order; next to
  * loss-based flows it competes as Reno, and it probes the base now and
- * then (mode.h).
+ * then (mode.h).  Its detector and its cuts read the standing queue, the
+ * smallest queuing delay of the last quarter to half round trip (Copa's
+ * standing RTT): a burst that ACK compression sends into the queue and
+ * that drains within the round trip is no congestion, and a cut sized by
+ * its peak empties the link (reverse-path-full, docs/reverse-path.md).
  */
 #ifndef SYNCTCP_SYNC_CC_H
 #define SYNCTCP_SYNC_CC_H
@@ -38,6 +42,10 @@ struct synctcp_sync {
 	struct synctcp_flow flow;	/* OTT, queuing delay, reverse follow */
 	struct synctcp_pcwnd react;	/* SyncPcwnd */
 	u32 floor_us;			/* a cut drains the queue to this */
+	u32 stand_us;			/* the standing queue (best): below */
+	u32 stand_cur_us;		/* smallest queuing delay of this ... */
+	u32 stand_prev_us;		/* ... and of the last quarter srtt */
+	u64 stand_start_us;		/* local time this quarter began */
 	bool congested;			/* verdict of the last sample */
 	bool signal;			/* this ACK's sample signalled */
 	bool probe;			/* a base probe is due (mode.h) */

@@ -104,7 +104,7 @@ TEST(best_cut_keeps_what_drains_the_forward_queue)
 
 	synctcp_sync_init(&s, SYNCTCP_VARIANT_BEST);
 	learnt(&s, 40000);
-	s.flow.q.qdelay_us = 25000;
+	s.stand_us = 25000;	/* the standing queue */
 	s.signal = true;
 	CHECK_EQ(synctcp_sync_react(&s, 1000, 200000, 100000, &w),
 		 SYNCTCP_PCWND_HALVED);
@@ -159,7 +159,7 @@ TEST(best_cut_rounds_to_the_nearest_segment)
 
 	synctcp_sync_init(&s, SYNCTCP_VARIANT_BEST);
 	learnt(&s, 40000);
-	s.flow.q.qdelay_us = 25000;
+	s.stand_us = 25000;	/* the standing queue */
 	s.signal = true;
 	CHECK_EQ(synctcp_sync_react(&s, 1000, 200000, 100000, &w),
 		 SYNCTCP_PCWND_HALVED);
@@ -174,6 +174,68 @@ TEST(best_cut_rounds_to_the_nearest_segment)
 	CHECK_EQ(w.cwnd, 2);
 }
 
+/* One prompt ACK of an RTT-sourced connection: its OTT is its RTT. */
+static bool ack(struct synctcp_sync *s, u64 now_us, u32 rtt_us)
+{
+	struct synctcp_ack a = {
+		.now_us = now_us, .rtt_us = (s32)rtt_us, .pkts_acked = 2,
+		.srtt_us = 50000, .min_rtt_us = 50000, .snd_una = 1000,
+		.snd_nxt = 200000, .cwnd = 100, .clamp = 10000,
+		.cwnd_limited = 1, .ca_open = 1,
+	};
+
+	synctcp_sync_on_ack(s, &a, SYNCTCP_SOURCE_RTT, SYNCTCP_SYNC_BEST_PCT);
+	return s->congested;
+}
+
+/*
+ * Variant "best" judges the standing queue: a burst that drains within
+ * the round trip (ACK compression on a loaded ACK path: reverse-path-full
+ * cut at its peaks and left the link idle) does not signal, however high;
+ * a queue that stands above the threshold signals within half a round
+ * trip, and the cut is sized by it, not by the peaks on top.  Variant
+ * "paper" signals on the sample, as the dissertation does.
+ */
+TEST(best_signals_on_the_standing_queue_not_on_bursts)
+{
+	struct synctcp_sync s;
+	struct synctcp_cwnd w = { .cwnd = 100, .ssthresh = 1000 };
+	u64 t = 0;
+	u32 i, k, first = 0;
+
+	synctcp_sync_init(&s, SYNCTCP_VARIANT_BEST);
+	ack(&s, t += 1000, 50000);
+	ack(&s, t += 1000, 90000);		/* a full queue: 40 ms */
+	ack(&s, t += 1000, 90000);
+	synctcp_sync_on_loss(&s, 0, t, 50000, 50000);
+	CHECK_EQ(s.flow.q.max_qdelay_us, 40000);	/* threshold 10 ms */
+	/* 30 round trips (before the first base probe, mode.h): 45 ms of an
+	 * empty queue, then 5 ms at 35 ms
+	 */
+	for (i = 0; i < 30; i++)
+		for (k = 0; k < 50; k++)
+			CHECK(!ack(&s, t += 1000, k < 45 ? 50000 : 85000));
+	/* the same bursts on a standing queue of 15 ms */
+	for (i = 0; i < 50 && !first; i++)
+		if (ack(&s, t += 1000, i % 10 < 8 ? 65000 : 85000))
+			first = i + 1;
+	CHECK(first && first <= 25);
+	CHECK_EQ(s.stand_us, 15000);
+	s.signal = true;
+	CHECK_EQ(synctcp_sync_react(&s, 1000, 200000, 50000, &w),
+		 SYNCTCP_PCWND_HALVED);
+	CHECK_EQ(w.cwnd, 80);	/* 100 * (1 - (15 - 5) / 50): to the floor */
+
+	synctcp_sync_init(&s, SYNCTCP_VARIANT_PAPER);
+	ack(&s, t += 1000, 50000);
+	ack(&s, t += 1000, 90000);
+	ack(&s, t += 1000, 90000);
+	synctcp_sync_on_loss(&s, 0, t, 50000, 50000);
+	for (k = 0; k < 50 && !ack(&s, t += 1000, k < 45 ? 50000 : 85000); k++)
+		;
+	CHECK_EQ(k, 45);
+}
+
 static const struct harness_test tests[] = {
 	T(paper_halves_on_a_loss_after_a_cut),
 	T(paper_recovery_does_not_hold_delay_cuts),
@@ -181,6 +243,7 @@ static const struct harness_test tests[] = {
 	T(best_cut_keeps_what_drains_the_forward_queue),
 	T(best_increase_tapers_near_the_threshold),
 	T(best_cut_rounds_to_the_nearest_segment),
+	T(best_signals_on_the_standing_queue_not_on_bursts),
 };
 
 HARNESS_MAIN("sync_cc", tests)
