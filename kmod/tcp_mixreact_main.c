@@ -229,12 +229,7 @@ static void mixreact_pkts_acked(struct sock *sk, const struct ack_sample *sample
 	synctcp_ack_fill(sk, sample, &a);
 	cwnd = synctcp_mix_on_ack(ca->st, &a, READ_ONCE(source_mode),
 				  READ_ONCE(preloss_max_ms) * USEC_PER_MSEC);
-	if (cwnd != a.cwnd) {
-		tcp_snd_cwnd_set(tcp_sk(sk), cwnd);
-		tcp_sk(sk)->snd_ssthresh =
-			synctcp_revcomp_ssthresh(a.cwnd, cwnd,
-						 tcp_sk(sk)->snd_ssthresh);
-	}
+	synctcp_follow_set(sk, &a, cwnd);
 	/* also without a sample: the source and the clock rate may change */
 	mixreact_publish(ca);
 }

@@ -257,12 +257,7 @@ static void sync_pkts_acked(struct sock *sk, const struct ack_sample *sample)
 	synctcp_ack_fill(sk, sample, &a);
 	cwnd = synctcp_sync_on_ack(ca->st, &a, READ_ONCE(source_mode),
 				   sync_thresh(ca->st));
-	if (cwnd != a.cwnd) {
-		tcp_snd_cwnd_set(tcp_sk(sk), cwnd);
-		tcp_sk(sk)->snd_ssthresh =
-			synctcp_revcomp_ssthresh(a.cwnd, cwnd,
-						 tcp_sk(sk)->snd_ssthresh);
-	}
+	synctcp_follow_set(sk, &a, cwnd);
 	sync_publish(ca);
 }
 

@@ -28,16 +28,21 @@ static void synctcp_sync_standing(struct synctcp_sync *s, u32 qdelay_us,
 	} else {
 		s->stand_cur_us = min_t(u32, s->stand_cur_us, qdelay_us);
 	}
-	s->stand_us = min_t(u32, s->stand_cur_us, s->stand_prev_us);
 }
 
 /*
- * Variant "best": a cut drains the queue to half the threshold; the mode
- * decides whether delay signals count at all, and when to probe the base.
+ * Variant "best": the standing queue signals; a cut drains the queue to
+ * half the threshold; the mode decides whether delay signals count at
+ * all, and when to probe the base.
  */
 static void synctcp_sync_best(struct synctcp_sync *s,
 			      const struct synctcp_ack *a, u32 thresh_pct)
 {
+	synctcp_sync_standing(s, s->flow.q.qdelay_us, a->now_us, a->srtt_us);
+	s->congested = synctcp_pqlen_over(&s->flow.q,
+					  synctcp_sync_standing_us(s),
+					  thresh_pct);
+	s->signal = s->congested;
 	s->floor_us = (u32)div_u64((u64)s->flow.q.max_qdelay_us * thresh_pct,
 				   200);
 	switch (synctcp_mode_sample(&s->flow.mode, &s->flow.q, a->now_us,
@@ -74,18 +79,12 @@ u32 synctcp_sync_on_ack(struct synctcp_sync *s, const struct synctcp_ack *a,
 	res = synctcp_flow_sample(&s->flow, a, mode);
 	if (res != SYNCTCP_OTT_SKIP) {
 		if (synctcp_flow_best(&s->flow)) {
-			synctcp_sync_standing(s, s->flow.q.qdelay_us, a->now_us,
-					      a->srtt_us);
-			s->congested = synctcp_pqlen_over(&s->flow.q,
-							  s->stand_us,
-							  thresh_pct);
+			synctcp_sync_best(s, a, thresh_pct);
 		} else {
 			s->congested = synctcp_pqlen_congested(&s->flow.q,
 							       thresh_pct);
+			s->signal = s->congested;
 		}
-		s->signal = s->congested;
-		if (synctcp_flow_best(&s->flow))
-			synctcp_sync_best(s, a, thresh_pct);
 	}
 	return synctcp_flow_follow_reverse(&s->flow, a, res);
 }
@@ -107,7 +106,7 @@ enum synctcp_pcwnd_action synctcp_sync_react(struct synctcp_sync *s,
 					     u32 srtt_us,
 					     struct synctcp_cwnd *w)
 {
-	u32 keep = SYNCTCP_PCWND_KEEP_HALF, q = s->stand_us;
+	u32 keep = SYNCTCP_PCWND_KEEP_HALF, q = synctcp_sync_standing_us(s);
 	enum synctcp_pcwnd_action act;
 	bool probe = s->probe && !s->flow.mode.competing;
 

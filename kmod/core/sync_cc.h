@@ -42,7 +42,6 @@ struct synctcp_sync {
 	struct synctcp_flow flow;	/* OTT, queuing delay, reverse follow */
 	struct synctcp_pcwnd react;	/* SyncPcwnd */
 	u32 floor_us;			/* a cut drains the queue to this */
-	u32 stand_us;			/* the standing queue (best): below */
 	u32 stand_cur_us;		/* smallest queuing delay of this ... */
 	u32 stand_prev_us;		/* ... and of the last quarter srtt */
 	u64 stand_start_us;		/* local time this quarter began */
@@ -50,6 +49,12 @@ struct synctcp_sync {
 	bool signal;			/* this ACK's sample signalled */
 	bool probe;			/* a base probe is due (mode.h) */
 };
+
+/* Variant "best"'s standing queue: the smaller of the two buckets. */
+static inline u32 synctcp_sync_standing_us(const struct synctcp_sync *s)
+{
+	return min_t(u32, s->stand_cur_us, s->stand_prev_us);
+}
 
 void synctcp_sync_init(struct synctcp_sync *s, u8 variant);
 u32 synctcp_sync_on_ack(struct synctcp_sync *s, const struct synctcp_ack *a,

@@ -122,6 +122,27 @@ void synctcp_ack_fill(const struct sock *sk, const struct ack_sample *sample,
 #endif
 }
 
+/**
+ * synctcp_follow_set - apply the cwnd the cores returned for this ACK
+ * @sk: the connection, under its lock (pkts_acked())
+ * @a: the ACK as synctcp_ack_fill() filled it (its cwnd is the one before)
+ * @cwnd: the cwnd after the reverse-path compensation (core/revcomp.h)
+ *
+ * ssthresh follows a fall (synctcp_revcomp_ssthresh()), or slow start
+ * would undo it on this ACK.
+ */
+void synctcp_follow_set(struct sock *sk, const struct synctcp_ack *a,
+			u32 cwnd)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (cwnd == a->cwnd)
+		return;
+	tcp_snd_cwnd_set(tp, cwnd);
+	tp->snd_ssthresh = synctcp_revcomp_ssthresh(a->cwnd, cwnd,
+						    tp->snd_ssthresh);
+}
+
 /*
  * Pacing (variant "best"): Linux's internal pacing at 120% of cwnd / srtt
  * (200% in slow start), as BBR requests it, without the fq qdisc.  A flow

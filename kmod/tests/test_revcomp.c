@@ -41,6 +41,16 @@ static void ack(struct flow *f, s64 ott_us, u32 rtt_us)
 	f->cwnd = synctcp_revcomp_update(&f->r, &f->in);
 }
 
+/* 200 ACKs over a reverse queue of @q_ms on a 50 ms path. */
+static void reverse_queue(struct flow *f, u32 q_ms)
+{
+	u32 i;
+
+	f->in.srtt_us = 50000 + q_ms * 1000;
+	for (i = 0; i < 200; i++)
+		ack(f, 20000, 50000 + q_ms * 1000);
+}
+
 /*
  * The review's scenario (issue 28, 1): the path holds still, the RTT
  * sample (our microsecond clock) is flat at 50 ms, and the OTT is a 1 ms
@@ -72,20 +82,14 @@ TEST(ts_rounding_with_a_flat_rtt_does_not_move_cwnd)
 TEST(rate_is_kept_when_the_reverse_queue_grows_and_drains)
 {
 	struct flow f;
-	u32 q, i;
+	u32 q;
 
 	flow_init(&f, 40, 50000);
-	for (q = 0; q <= 50; q++) {
-		f.in.srtt_us = 50000 + q * 1000;
-		for (i = 0; i < 200; i++)
-			ack(&f, 20000, 50000 + q * 1000);
-	}
+	for (q = 0; q <= 50; q++)
+		reverse_queue(&f, q);
 	CHECK_NEAR(f.cwnd, 80, 1);
-	for (q = 50; q-- > 0;) {
-		f.in.srtt_us = 50000 + q * 1000;
-		for (i = 0; i < 200; i++)
-			ack(&f, 20000, 50000 + q * 1000);
-	}
+	for (q = 50; q-- > 0;)
+		reverse_queue(&f, q);
 	CHECK_EQ(f.cwnd, 40);
 	CHECK_EQ(f.r.applied_us, 0);
 }
@@ -297,11 +301,8 @@ TEST(a_fall_is_not_undone_by_slow_start)
 		u32 q, i, ssthresh = 80;
 
 		flow_init(&f, 40, 50000);
-		for (q = 0; q <= 50; q++) {
-			f.in.srtt_us = 50000 + q * 1000;
-			for (i = 0; i < 200; i++)
-				ack(&f, 20000, 50000 + q * 1000);
-		}
+		for (q = 0; q <= 50; q++)
+			reverse_queue(&f, q);
 		CHECK_NEAR(f.cwnd, 80, 1);
 		ssthresh = f.cwnd;		/* a delay cut of nothing */
 		for (q = 50; q-- > 0;) {

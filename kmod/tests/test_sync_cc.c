@@ -104,7 +104,7 @@ TEST(best_cut_keeps_what_drains_the_forward_queue)
 
 	synctcp_sync_init(&s, SYNCTCP_VARIANT_BEST);
 	learnt(&s, 40000);
-	s.stand_us = 25000;	/* the standing queue */
+	s.stand_cur_us = s.stand_prev_us = 25000;	/* the standing queue */
 	s.signal = true;
 	CHECK_EQ(synctcp_sync_react(&s, 1000, 200000, 100000, &w),
 		 SYNCTCP_PCWND_HALVED);
@@ -159,7 +159,7 @@ TEST(best_cut_rounds_to_the_nearest_segment)
 
 	synctcp_sync_init(&s, SYNCTCP_VARIANT_BEST);
 	learnt(&s, 40000);
-	s.stand_us = 25000;	/* the standing queue */
+	s.stand_cur_us = s.stand_prev_us = 25000;	/* the standing queue */
 	s.signal = true;
 	CHECK_EQ(synctcp_sync_react(&s, 1000, 200000, 100000, &w),
 		 SYNCTCP_PCWND_HALVED);
@@ -220,7 +220,7 @@ TEST(best_signals_on_the_standing_queue_not_on_bursts)
 		if (ack(&s, t += 1000, i % 10 < 8 ? 65000 : 85000))
 			first = i + 1;
 	CHECK(first && first <= 25);
-	CHECK_EQ(s.stand_us, 15000);
+	CHECK_EQ(synctcp_sync_standing_us(&s), 15000);
 	s.signal = true;
 	CHECK_EQ(synctcp_sync_react(&s, 1000, 200000, 50000, &w),
 		 SYNCTCP_PCWND_HALVED);
