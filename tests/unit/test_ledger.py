@@ -667,3 +667,19 @@ def test_many_flows_checks_queue_drops_and_utilization_against_reno(tmp_path: Pa
         ("Sync-TCP(Pcwnd)", True), ("Sync-TCP(Pcwnd)", True), ("Sync-TCP(Pcwnd)", True),
         ("Sync-TCP(MixReact)", False), ("Sync-TCP(MixReact)", True),
         ("Sync-TCP(MixReact)", False)]
+
+
+def test_long_run_checks_the_last_minute_against_the_second(tmp_path: Path) -> None:
+    def case(cc: str, seed: int, minutes: List[float]) -> Dict[str, Any]:
+        return {"id": f"{cc}-droptail-s{seed}", "cc": cc, "aqm": "droptail", "seed": seed,
+                "point": {}, "goodput_mbit": 9.5, "minutes": {"link": "lr", "mean_pkts": minutes},
+                "bottlenecks": [{"link": "lr", "rate_mbit": 10, "utilization": 0.95,
+                                 "mean_pkts": sum(minutes) / len(minutes)}]}
+    cases = [case("reno", s, [70.0, 68.0 + s, 90.0]) for s in (1, 2, 3)]        # shown only
+    cases += [case("sync", s, [30.0, 20.0, 20.0 + 0.2 * s]) for s in (1, 2, 3)]
+    cases += [case("mixreact", s, [30.0, 20.0, 22.0 + s]) for s in (1, 2, 3)]  # creeps 15%
+    s = _section(ledger.build([_rundir(tmp_path / "l", "long-run", cases)], tmp_path / "f"),
+                 "long-run")
+    assert [(c.algo, c.ok) for c in s.checks] == [("Sync-TCP(Pcwnd)", True),
+                                                  ("Sync-TCP(MixReact)", False)]
+    assert "| sync | 3 | 20.0 ± 0.0 |" in s.ours

@@ -122,3 +122,15 @@ def test_flow_min_rtt_is_the_smallest_sample_of_each_flow(tmp_path) -> None:
     (cdir / "tcp-s1.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     case = Case(tmp_path, CaseSummary.from_dict({"id": "reno-droptail", "cc": "reno"}))
     assert flow_min_rtt_ms(case) == {"f01": 42.4, "f02": 82.4}
+
+
+def test_queue_minutes_are_the_mean_of_each_whole_minute_from_the_start() -> None:
+    from synctcp_testbed.analysis.metrics import queue_minutes
+    # 10 Hz from t=100: 10 packets in the first minute, 20 in the second, 30 after
+    samples = _samples(2000, 10, lambda i: 10.0 + 10 * min(i // 600, 2), 10, 1.0)
+    got = queue_minutes(samples, 10.0, 100.0, 280.0)["mean_pkts"]
+    assert len(got) == 3                     # 180 s: three whole minutes, the rest dropped
+    assert got[0] == pytest.approx(10.0, abs=0.2) and got[2] == pytest.approx(30.0)
+    assert 19.0 < got[1] < 21.0              # the minute's end sample is the next one's
+    with pytest.raises(ValueError, match="at least 120 s"):
+        queue_minutes(samples, 10.0, 100.0, 210.0)

@@ -1106,6 +1106,13 @@ def test_scenario_module_params_name_this_projects_modules() -> None:
         from_dict({"name": "v", "module_params": {"sync": {"a b": 1}}})
 
 
+def test_scenario_minutes_need_two_whole_minutes() -> None:
+    assert from_dict({"name": "m", "duration_s": 600, "minutes": True}).minutes
+    with pytest.raises(ScenarioError, match="minutes: the queue by minute needs duration_s of "
+                                            "at least 120 s, not 60"):
+        from_dict({"name": "m", "duration_s": 60, "minutes": True})
+
+
 def test_scenario_variant_is_best_or_paper() -> None:
     assert from_dict({"name": "v"}).variant == "best"
     assert from_dict({"name": "v", "variant": "paper"}).variant == "paper"

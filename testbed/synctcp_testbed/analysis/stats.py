@@ -161,6 +161,13 @@ def case_metrics(case: Mapping[str, Any]) -> Dict[str, float]:
         others = (sum(fwd) - minority[0]["goodput_mbit"]) / (len(fwd) - 1)
         if others > 0:      # Martin et al.'s Table V: the change against the others' mean
             out["minority_change_pct"] = 100 * (minority[0]["goodput_mbit"] - others) / others
+    minutes = [m for m in (case.get("minutes") or {}).get("mean_pkts") or []
+               if isinstance(m, (int, float))]
+    if len(minutes) >= 2:      # a long run: the second minute (warmed up) against the last
+        out["queue_minute2_pkts"] = float(minutes[1])
+        out["queue_last_minute_pkts"] = float(minutes[-1])
+        if minutes[1] > 0:
+            out["queue_drift"] = minutes[-1] / minutes[1]
     rec = case.get("recovery") or {}
     if isinstance(rec.get("low_after_s"), (int, float)):
         out["recovery_s"] = float(rec["low_after_s"])

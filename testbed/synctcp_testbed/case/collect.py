@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..analysis.http import http_metrics
-from ..analysis.metrics import queue_stats, recovery
+from ..analysis.metrics import queue_minutes, queue_stats, recovery
 from ..analysis.rundir import RunDirError, read_http_csv, read_queue_csv
 from ..network.topology import Topology
 from ..plan.flows import Flow, Plan
@@ -200,6 +200,14 @@ def collect(case: Case, case_dir: Path, topo: Topology, plan: Plan, t0: float,
                               go + sc.traffic.others_stop_s, go + sc.duration_s)}
         except (RunDirError, ValueError) as exc:
             raise RunError(f"{case.id}: recovery on {label}: {exc}") from exc
+    minutes = None
+    if sc.minutes and bottlenecks:
+        label = bottlenecks[0]["link"]
+        try:
+            minutes = {"link": label, **queue_minutes(read_queue_csv(case_dir / f"queue-{label}.csv"),
+                                                      rate, go, go + sc.duration_s)}
+        except (RunDirError, ValueError) as exc:
+            raise RunError(f"{case.id}: queue by minute on {label}: {exc}") from exc
     http = http_result(case, case_dir, plan, t_start, t_end)
     fwd = [f for f in flows if f["group"] in ("fwd", "minority")]
     return {
@@ -213,6 +221,7 @@ def collect(case: Case, case_dir: Path, topo: Topology, plan: Plan, t0: float,
                                      "base_rtt_ms", "udp_lost_pct")} for f in flows],
         "http": http,
         "recovery": rec,
+        **({"minutes": minutes} if sc.minutes else {}),
         "correlation": (correlation(case, case_dir, plan.flows[0], log)
                         if capture and plan.flows else None),
         "platform_ceiling_mbit": None,

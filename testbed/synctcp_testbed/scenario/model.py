@@ -176,6 +176,10 @@ class Scenario:
     #: tcpdump the first flow's headers at its sender (CASE/f01.pcap) and put
     #: its loss-delay correlation (CIM, LCDC on RTT and OTT) in the result
     capture: bool = False
+    #: the summary gives the first bottleneck's mean queue of every whole
+    #: minute from the traffic start (``minutes``): whether a long run's
+    #: queue creeps up (issue 29's 600 s run)
+    minutes: bool = False
     topology: TopologySpec = Field(default_factory=TopologySpec)
     aqm_params: AqmSpec = Field(default_factory=AqmSpec)
     traffic: TrafficSpec = Field(default_factory=TrafficSpec)
@@ -250,6 +254,9 @@ class Scenario:
         if needs("traffic.http_server") and self.traffic.http_server not in HTTP_SERVERS:
             out.append(f"traffic.http_server {self.traffic.http_server!r}: one of "
                        f"{', '.join(HTTP_SERVERS)}")
+        if self.minutes and needs("duration_s") and self.duration_s < 120:
+            out.append(f"minutes: the queue by minute needs duration_s of at least 120 s, "
+                       f"not {self.duration_s:g}")
         if needs("variant") and self.variant not in VARIANTS:
             out.append(f"variant {self.variant!r}: one of {', '.join(VARIANTS)}")
         if needs("module_params"):
