@@ -23,14 +23,17 @@
 # Layout (the conventions of tcp_option/build-kernel.sh):
 #   ~/.cache/synctcp/kernel/uml-SERIES-KEY/      KEY: hash of the patches, the
 #       .done            fragment, the source package version, the fixed
-#                        KBUILD_BUILD_* banner and the compiler; older
-#       build/linux      directories of the same series are removed
-#       build/.config
+#                        KBUILD_BUILD_* banner and the compiler; the two
+#       build/linux      most recently used other directories of the series
+#       build/.config    stay (another clone may run one), older ones go
 #       modroot/lib/modules/RELEASE/   the kernel's own =m modules
 #   KMOD/build/uml-SERIES/*.ko   kmod/ built for this kernel, in the checkout
 #                        that ran the script (from a copy of its kmod/,
 #                        rebuilt when the sources or the kernel change)
-#   ~/.cache/synctcp/kernel/uml-SERIES -> the newest
+#   KMOD/build/uml-SERIES/.kernel  uml-SERIES-KEY: the kernel scripts/umlrun
+#                        boots from this checkout
+#   ~/.cache/synctcp/kernel/uml-SERIES -> the last build (for a checkout
+#                        without its own)
 #
 # Then the instances' user-space image (uml/build-rootfs.sh; not with
 # SYNCTCP_UML_ROOT=host).  --print prints the cached build directory (exit 1
@@ -95,6 +98,25 @@ missing_options() {
 	done < <(cat "${fragments[@]}")
 }
 
+# Builds of other keys of this series (other clones' patches, older
+# commits) stay: a clone that builds new patches must not delete the
+# kernel another clone is running (a run of a clean clone failed in the
+# middle that way, docs/platform.md).  Only the least recently used beyond
+# KEEP_BUILDS go, never this one.
+KEEP_BUILDS=3
+prune_builds() {
+	local old t n=0
+	for old in "$cache/kernel/uml-$series-"????????????; do
+		[ -d "$old" ] && [ ! -L "$old" ] && [ "$old" != "$dir" ] || continue
+		# last used (.used), else built (.done), else an interrupted build
+		t=$(stat -c %Y "$old/.used" 2>/dev/null || stat -c %Y "$old/.done" 2>/dev/null || echo 0)
+		echo "$t $old"
+	done | sort -rn | while read -r t old; do
+		n=$((n + 1))
+		[ "$n" -lt "$KEEP_BUILDS" ] || rm -rf "$old"
+	done
+}
+
 # kmod/ for this kernel, from a copy of this checkout's sources, into
 # this checkout's kmod/build/uml-SERIES/ (kmod/*.ko stay the Debian
 # kernel's): each clone has its own, so that a clone building its modules
@@ -133,6 +155,13 @@ build_kmod() {
 	log "kmod: $(cd "$out" && echo *.ko)"
 }
 
+# This checkout's kernel, for scripts/umlrun: the shared uml-SERIES link
+# names the series' last build, which another clone may have made
+own_kernel() {
+	mkdir -p "$repo/kmod/build/uml-$series"
+	echo "${dir##*/}" >"$repo/kmod/build/uml-$series/.kernel"
+}
+
 # The instances' user space (uml/build-rootfs.sh), unless the host's is
 # asked for; quiet when it is built
 build_image() {
@@ -168,9 +197,11 @@ export CCACHE_DIR=$cache/ccache
 # directory in the hash, so that a new key reuses the objects of the last
 export CCACHE_BASEDIR=$dir CCACHE_NOHASHDIR=1
 if [ -f "$dir/.done" ]; then
+	touch "$dir/.used"
 	ln -sfn "$dir" "$cache/kernel/uml-$series"
 	log "cached, $version ($(cat "$dir/.done")): $dir"
 	build_kmod "$dir"
+	own_kernel
 	build_image
 	echo "$build"
 	exit 0
@@ -192,9 +223,7 @@ if [ -n "$missing" ]; then
 	echo "$missing" | sed 's/^/    /' >&2
 	die "configuration incomplete (see $build/.config)"
 fi
-for old in "$cache/kernel/uml-$series-"????????????; do   # stale builds of this series
-	[ "$old" = "$dir" ] || [ -L "$old" ] || [ ! -e "$old" ] || rm -rf "$old"
-done
+prune_builds
 [ "$config_only" = 0 ] || { echo "$build"; exit 0; }
 
 log "building linux and modules with $jobs jobs (log: $dir/build.log)"
@@ -209,8 +238,10 @@ make -C "$dir/src" O="$build" ARCH=um RUSTC=false INSTALL_MOD_PATH="$dir/modroot
 secs=$(($(date +%s) - start))
 release=$(cat "$build/include/config/kernel.release")
 echo "built in ${secs} s on $(date -u +%FT%TZ), $(nproc) cores, $version, release $release" >"$dir/.done"
+touch "$dir/.used"
 ln -sfn "$dir" "$cache/kernel/uml-$series"
 log "built in ${secs} s: $build/linux ($release)"
 build_kmod "$dir"
+own_kernel
 build_image
 echo "$build"

@@ -113,6 +113,62 @@ def test_bad_time_mode_and_missing_kernel_exit_2(tmp_path: Path) -> None:
     assert r.stderr.splitlines() == [r.stderr.strip()] and "uml/build-uml.sh" in r.stderr
 
 
+def _fake_kernel(cache: Path, name: str) -> Path:
+    d = cache / "kernel" / name
+    (d / "build").mkdir(parents=True)
+    (d / "build" / "linux").write_bytes(b"Linux version 9.9.9-uml (x) #1\n")
+    (d / "build" / "linux").chmod(0o755)
+    (d / ".done").write_text("built\n")
+    return d
+
+
+def test_a_checkout_runs_its_own_kernel_not_the_series_last_build(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another clone's build of other patches re-points the shared uml-SERIES link; a
+    checkout whose uml/build-uml.sh named its kernel keeps running that one."""
+    mod = load_umlrun()
+    cache, checkout = tmp_path / "cache", tmp_path / "clone"
+    mine = _fake_kernel(cache, "uml-7.2-aaaaaaaaaaaa")
+    theirs = _fake_kernel(cache, "uml-7.2-bbbbbbbbbbbb")
+    (cache / "kernel" / "uml-7.2").symlink_to(theirs)
+    monkeypatch.setattr(mod, "REPO", checkout)
+    monkeypatch.delenv("SYNCTCP_UML_KERNEL", raising=False)
+    assert mod.find_kernel("7.2", cache)["linux"] == theirs / "build" / "linux"   # no own build
+    own = checkout / "kmod" / "build" / "uml-7.2" / ".kernel"
+    own.parent.mkdir(parents=True)
+    own.write_text("uml-7.2-aaaaaaaaaaaa\n")
+    assert mod.find_kernel("7.2", cache)["linux"] == mine / "build" / "linux"
+    shutil.rmtree(mine)
+    with pytest.raises(SystemExit) as exc:
+        mod.find_kernel("7.2", cache)
+    assert exc.value.code == 2
+
+
+def test_a_build_keeps_the_other_keys_recently_used(tmp_path: Path) -> None:
+    """uml/build-uml.sh's pruning: the two most recently used other builds of the series
+    stay (a clone may be running one), older ones and interrupted builds go, other
+    series are not touched, nor the build being made."""
+    src = BUILD.read_text()
+    fn = re.search(r"^KEEP_BUILDS=\d+\nprune_builds\(\) \{\n.*?^\}\n", src, re.S | re.M)
+    assert fn, "prune_builds() not found in uml/build-uml.sh"
+    kern = tmp_path / "kernel"
+    ages = {"uml-7.2-000000000001": 50, "uml-7.2-000000000002": 40, "uml-7.2-000000000003": 30,
+            "uml-7.2-000000000004": 20, "uml-6.1-000000000005": 99}
+    for name, age in ages.items():
+        d = _fake_kernel(tmp_path, name)
+        (d / ".used").write_text("")
+        os.utime(d / ".used", (1_000_000 - age, 1_000_000 - age))
+    (kern / "uml-7.2-00000000000f").mkdir()            # an interrupted build
+    current = kern / "uml-7.2-000000000009"
+    current.mkdir()
+    script = (fn.group(0) + f'cache={tmp_path}\nseries=7.2\ndir={current}\nprune_builds\n')
+    r = subprocess.run(["bash", "-c", script], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in kern.iterdir()) == [
+        "uml-6.1-000000000005", "uml-7.2-000000000003", "uml-7.2-000000000004",
+        "uml-7.2-000000000009"]
+
+
 def test_build_script_usage_errors_exit_2() -> None:
     for args in (["--bogus"], ["--series"], ["--series", "six"]):
         r = subprocess.run([str(BUILD), *args], capture_output=True, text=True)
