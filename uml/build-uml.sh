@@ -155,11 +155,19 @@ build_kmod() {
 	log "kmod: $(cd "$out" && echo *.ko)"
 }
 
-# This checkout's kernel, for scripts/umlrun: the shared uml-SERIES link
-# names the series' last build, which another clone may have made
-own_kernel() {
-	mkdir -p "$repo/kmod/build/uml-$series"
+# The build is ready (LOG says how): mark it used, link it, build kmod/
+# against it and name it this checkout's kernel for scripts/umlrun (after
+# build_kmod, which renews kmod/build/uml-SERIES/; the shared uml-SERIES
+# link names the series' last build, which another clone may have made),
+# then the image; print the build directory
+finish() {
+	touch "$dir/.used"
+	ln -sfn "$dir" "$cache/kernel/uml-$series"
+	log "$1"
+	build_kmod "$dir"
 	echo "${dir##*/}" >"$repo/kmod/build/uml-$series/.kernel"
+	build_image
+	echo "$build"
 }
 
 # The instances' user space (uml/build-rootfs.sh), unless the host's is
@@ -197,13 +205,7 @@ export CCACHE_DIR=$cache/ccache
 # directory in the hash, so that a new key reuses the objects of the last
 export CCACHE_BASEDIR=$dir CCACHE_NOHASHDIR=1
 if [ -f "$dir/.done" ]; then
-	touch "$dir/.used"
-	ln -sfn "$dir" "$cache/kernel/uml-$series"
-	log "cached, $version ($(cat "$dir/.done")): $dir"
-	build_kmod "$dir"
-	own_kernel
-	build_image
-	echo "$build"
+	finish "cached, $version ($(cat "$dir/.done")): $dir"
 	exit 0
 fi
 
@@ -238,10 +240,4 @@ make -C "$dir/src" O="$build" ARCH=um RUSTC=false INSTALL_MOD_PATH="$dir/modroot
 secs=$(($(date +%s) - start))
 release=$(cat "$build/include/config/kernel.release")
 echo "built in ${secs} s on $(date -u +%FT%TZ), $(nproc) cores, $version, release $release" >"$dir/.done"
-touch "$dir/.used"
-ln -sfn "$dir" "$cache/kernel/uml-$series"
-log "built in ${secs} s: $build/linux ($release)"
-build_kmod "$dir"
-own_kernel
-build_image
-echo "$build"
+finish "built in ${secs} s: $build/linux ($release)"

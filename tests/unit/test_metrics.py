@@ -128,7 +128,7 @@ def test_queue_minutes_are_the_mean_of_each_whole_minute_from_the_start() -> Non
     from synctcp_testbed.analysis.metrics import queue_minutes
     # 10 Hz from t=100: 10 packets in the first minute, 20 in the second, 30 after
     samples = _samples(2000, 10, lambda i: 10.0 + 10 * min(i // 600, 2), 10, 1.0)
-    got = queue_minutes(samples, 10.0, 100.0, 280.0)["mean_pkts"]
+    got = queue_minutes(samples, 10.0, 100.0, 280.0)
     assert len(got) == 3                     # 180 s: three whole minutes, the rest dropped
     assert got[0] == pytest.approx(10.0, abs=0.2) and got[2] == pytest.approx(30.0)
     assert 19.0 < got[1] < 21.0              # the minute's end sample is the next one's

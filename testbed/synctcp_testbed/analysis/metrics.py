@@ -117,14 +117,14 @@ def recovery(samples: Sequence[QueueSample], stop_s: float, end_s: float,
 
 
 def queue_minutes(samples: Sequence[QueueSample], rate_mbit: float, start_s: float,
-                  end_s: float) -> Dict[str, List[float]]:
+                  end_s: float) -> List[float]:
     """The mean queue (packets) of every whole minute from ``start_s`` to ``end_s``."""
     n = int((end_s - start_s) // 60)
     if n < 2:
         raise ValueError(f"the traffic spans {end_s - start_s:.1f} s: the queue by minute "
                          "needs at least 120 s")
-    return {"mean_pkts": [queue_stats(samples, rate_mbit, start_s + 60 * k,
-                                      start_s + 60 * (k + 1)).mean_pkts for k in range(n)]}
+    return [queue_stats(samples, rate_mbit, start_s + 60 * k, start_s + 60 * (k + 1)).mean_pkts
+            for k in range(n)]
 
 
 def ecdf(values: Iterable[float]) -> Tuple[List[float], List[float]]:

@@ -20,7 +20,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..analysis.http import http_metrics
 from ..analysis.metrics import queue_minutes, queue_stats, recovery
-from ..analysis.rundir import RunDirError, read_http_csv, read_queue_csv
+from ..analysis.rundir import QueueSample, RunDirError, read_http_csv, read_queue_csv
 from ..network.topology import Topology
 from ..plan.flows import Flow, Plan
 from ..scenario import Case
@@ -171,10 +171,12 @@ def collect(case: Case, case_dir: Path, topo: Topology, plan: Plan, t0: float,
     fg = flowgen_result(case, case_dir, plan)
     t_start, t_end, go = measured_window(case, t0, fg, log)
     bottlenecks = []
+    first: List[QueueSample] = []      # the first bottleneck's samples: recovery, minutes
     rate = sc.topology.rate_mbit
     for label, _, _, _ in measured_links(case, topo):
         try:
             samples = read_queue_csv(case_dir / f"queue-{label}.csv")
+            first = first or samples
             q = queue_stats(samples, rate_mbit=rate, start_s=t_start, end_s=t_end)
         except (RunDirError, ValueError) as exc:
             raise RunError(f"{case.id}: queue of {label}: {exc}") from exc
@@ -196,17 +198,16 @@ def collect(case: Case, case_dir: Path, topo: Topology, plan: Plan, t0: float,
         label = bottlenecks[0]["link"]
         try:
             rec = {"link": label, "stop_s": sc.traffic.others_stop_s,
-                   **recovery(read_queue_csv(case_dir / f"queue-{label}.csv"),
-                              go + sc.traffic.others_stop_s, go + sc.duration_s)}
-        except (RunDirError, ValueError) as exc:
+                   **recovery(first, go + sc.traffic.others_stop_s, go + sc.duration_s)}
+        except ValueError as exc:
             raise RunError(f"{case.id}: recovery on {label}: {exc}") from exc
     minutes = None
     if sc.minutes and bottlenecks:
         label = bottlenecks[0]["link"]
         try:
-            minutes = {"link": label, **queue_minutes(read_queue_csv(case_dir / f"queue-{label}.csv"),
-                                                      rate, go, go + sc.duration_s)}
-        except (RunDirError, ValueError) as exc:
+            minutes = {"link": label,
+                       "mean_pkts": queue_minutes(first, rate, go, go + sc.duration_s)}
+        except ValueError as exc:
             raise RunError(f"{case.id}: queue by minute on {label}: {exc}") from exc
     http = http_result(case, case_dir, plan, t_start, t_end)
     fwd = [f for f in flows if f["group"] in ("fwd", "minority")]
