@@ -20,7 +20,10 @@
 #   make ledger     docs/results.md from the run summaries in docs/results/runs/
 #   make bench-platform  simulated seconds per wall second of reference cases on
 #                   UML and TCG (docs/platform.md)
-#   make bench-ack  each core's per-ACK cost (ns and instructions) against Reno's
+#   make bench-ack  per-ACK cost (ns and instructions) through the congestion-control
+#                   hooks: the kernel's reno, cubic, bbr, vegas, dctcp (built from the
+#                   linux-source tarball, make uml-kernel) and our modules; then the
+#                   cores alone against Reno's
 #   make kernel-test-debug  the kernel tests on a KASAN/UBSAN/lockdep/KMEMLEAK UML kernel
 #   make load       insmod the modules on this host (root; needs module support)
 #   make install    install the modules for modprobe (modules_install + depmod)
@@ -183,9 +186,10 @@ bench: setup modules
 	$(PYTHON) -m synctcp_testbed.bench --out $(RESULTS)/bench $(BENCH_ARGS) && \
 	echo "make bench: done in $$(( $$(date +%s) - start )) s; see $(RESULTS)/bench/"
 
-# The cores' per-ACK path against Reno's, in user space (kmod/tests/bench)
+# Per-ACK cost in user space (kmod/tests/bench): the modules' hooks, the
+# kernel's and ours, compiled against kshim/; the cores against Reno's
 bench-ack: setup
-	@$(MAKE) -s -C kmod/tests/bench run
+	@$(MAKE) -s --no-print-directory -C kmod/tests/bench run
 
 # docs/results.md, the ledger of the seeds' claims, regenerated from the
 # summaries of the runs it was made from (docs/results/runs/*: meta.json,
