@@ -21,15 +21,16 @@
  *   pkts_acked() (tcp_clean_rtx_queue()), in_ack_event() (with CA_ACK_ECE
  *     on an ECE ACK), then the loss or CWR state machine, then
  *     cong_control() with a rate sample, or else, out of a cwnd reduction,
- *     cong_avoid() (tcp_cong_control());
+ *     cong_avoid() and then the kernel's tcp_update_pacing_rate()
+ *     (tcp_cong_control());
  *   a loss: tcp_enter_recovery(): ssthresh(), set_state(Recovery), cwnd =
  *     ssthresh at once (no PRR); an ECE ACK in Open, for the ECN flow
  *     (dctcp) only: tcp_enter_cwr(), the same with CWR; the reduction ends
  *     when snd_una passes the snd_nxt of its start: cwnd = ssthresh,
  *     cwnd_event(CA_EVENT_COMPLETE_CWR), set_state(Open).
  * The receiver marks ECE on ACKs while the queue is above 45 ms.  Row
- * "stack" is the same loop over ops with a ssthresh() only: the loop's own
- * cost, which report.py subtracts for the net columns.
+ * "stack" is the same loop over ops whose cong_control() does nothing: the
+ * loop's own cost, which report.py subtracts for the net columns.
  *
  *   bench_kernel               ns/ACK of each row: best, median, worst of 5
  *   bench_kernel --only NAME   NAME's loop once (valgrind: report.py), and
@@ -59,14 +60,19 @@ static u32 stack_ssthresh(struct sock *sk)
 	return max(tcp_snd_cwnd(tcp_sk(sk)) >> 1U, 2U);
 }
 
-static void stack_cong_avoid(struct sock *sk, u32 ack, u32 acked)
+static void stack_cong_control(struct sock *sk, u32 ack, int flag,
+			       const struct rate_sample *rs)
 {
 }
 
-/* the loop alone: no hook on the ACK path */
+/*
+ * The loop alone: a cong_control() that does nothing, so that neither a
+ * hook nor the stack's pacing update (which cong_avoid() modules get and
+ * cong_control() ones do themselves) is in it.
+ */
 static struct tcp_congestion_ops stack_ops = {
 	.ssthresh = stack_ssthresh,
-	.cong_avoid = stack_cong_avoid,
+	.cong_control = stack_cong_control,
 	.name = "stack",
 };
 
@@ -217,6 +223,8 @@ static void ack_one(struct sock *sk, const struct ack_ev *a, bool ecn)
 		ops->cong_control(sk, a->snd_una, 0, &bench_rs);
 	else if (!tcp_in_cwnd_reduction(sk))
 		ops->cong_avoid(sk, a->snd_una, a->acked);
+	if (!ops->cong_control)
+		tcp_update_pacing_rate(sk);
 	tp->snd_nxt = tp->snd_una + tcp_snd_cwnd(tp) * MSS;
 	tp->packets_out = tcp_snd_cwnd(tp);
 	tp->max_packets_out = tcp_snd_cwnd(tp);

@@ -8,7 +8,8 @@
    per ACK).  ns/ACK: best, median and worst of 5 timed runs of 10^6 ACKs;
    instructions/ACK: valgrind's callgrind counting only inside the loop
    (run_ops).  "net" is net of row "stack", the same loop with no hook on
-   the ACK path; the ratios to bbr and to cubic are of the net figures.
+   the ACK path (and no pacing update: the net of a cong_avoid() module
+   has the kernel's tcp_update_pacing_rate(), as tcp_cong_control() runs it); the ratios to bbr and to cubic are of the net figures.
    The goal of issue 32: sync and mixreact at or below bbr's cost, etcp at
    or below cubic's.
 2. bench_ack: the cores alone (kmod/core, no module glue) against a copy
@@ -67,9 +68,11 @@ def kernel_table(binary: str, have_vg: bool) -> None:
     net_ins = {k: ins[k] - ins["stack"] for k in ROWS} if have_vg else {}
     print("Per-ACK cost through the tcp_congestion_ops hooks (bench_kernel: the kernel's files and "
           "our modules, -O2, one binary), 10^6 ACKs")
-    print(f"  the loop alone (row stack: the socket updates, no hook): {base_ns:.2f} ns"
-          + (f", {ins['stack']:.1f} instructions" if have_vg else "")
+    print(f"  the loop alone (row stack: the socket's updates, no hook, no pacing update): "
+          f"{base_ns:.2f} ns" + (f", {ins['stack']:.1f} instructions" if have_vg else "")
           + "; net = minus that; x bbr, x cubic: ratios of the net figures")
+    print("  the cong_avoid() rows' net includes the kernel's tcp_update_pacing_rate() after "
+          "the hook (tcp_cong_control()); bbr and etcp pace in cong_control()")
     head = (f"{'':9} {'module hooks of':22} {'ns best':>7} {'median':>7} {'worst':>7} "
             f"{'ns net':>7} {'x bbr':>6} {'x cubic':>7}")
     if have_vg:

@@ -119,7 +119,10 @@ void tcp_plb_update_state_upon_rto(struct sock *sk, struct tcp_plb_state *plb)
 }
 
 /* one network namespace; net_generic() is an array lookup in the kernel */
-struct net bench_net;
+struct net bench_net = {
+	.ipv4.sysctl_tcp_pacing_ss_ratio = 200,
+	.ipv4.sysctl_tcp_pacing_ca_ratio = 120,
+};
 static void *bench_net_generic[4];
 
 int register_pernet_subsys(struct pernet_operations *ops)

@@ -6,6 +6,9 @@
  * each of those files is compiled as it is with -include shim.h, and the
  * headers it #includes are empty files (the Makefile makes them).
  *
+ * Reno's functions and tcp_update_pacing_rate() are the kernel's text too,
+ * cut out of tcp_cong.c and tcp_input.c by the Makefile.
+ *
  * Helpers the kernel has inline are inline here, with the kernel's code
  * for x86-64 (do_div, div64_*, mul_u64_u64_div_u64, the jiffies
  * conversions of HZ = 250, the UML build's); helpers it has out of line
@@ -212,6 +215,8 @@ enum sk_pacing { SK_PACING_NONE = 0, SK_PACING_NEEDED = 1, SK_PACING_FQ = 2 };
 struct net {
 	struct {
 		u8 sysctl_tcp_plb_enabled;
+		int sysctl_tcp_pacing_ss_ratio;
+		int sysctl_tcp_pacing_ca_ratio;
 	} ipv4;
 };
 
@@ -406,6 +411,7 @@ u32 tcp_reno_ssthresh(struct sock *sk);
 u32 tcp_reno_undo_cwnd(struct sock *sk);
 void tcp_reno_cong_avoid(struct sock *sk, u32 ack, u32 acked);
 extern struct tcp_congestion_ops tcp_reno;
+void tcp_update_pacing_rate(struct sock *sk);
 void __tcp_send_ack(struct sock *sk, u32 rcv_nxt, u16 flags);
 
 static inline bool tcp_ecn_mode_any(const struct tcp_sock *tp)
