@@ -40,20 +40,9 @@
 #include <time.h>
 
 #include "ack_stream.h"
+#include "kshim/bench.h"
 
 #define ECE_QUEUE_US	45000U
-
-extern struct tcp_congestion_ops *bench_ca[16];
-extern unsigned int bench_n_ca;
-extern struct net bench_net;
-
-int bench_modinit_cubictcp_register(void);
-int bench_modinit_bbr_register(void);
-int bench_modinit_tcp_vegas_register(void);
-int bench_modinit_dctcp_register(void);
-int bench_modinit_sync_register(void);
-int bench_modinit_mixreact_register(void);
-int bench_modinit_etcp_register(void);
 
 static u32 stack_ssthresh(struct sock *sk)
 {

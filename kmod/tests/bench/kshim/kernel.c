@@ -7,7 +7,7 @@
  * table, random numbers).  None of them is on every ACK's path except
  * where noted.
  */
-#include <stdarg.h>
+#include "bench.h"
 
 unsigned long jiffies;
 
