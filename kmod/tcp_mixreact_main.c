@@ -164,6 +164,20 @@ struct mixreact {
 };
 
 /*
+ * The header of the telemetry: the OTT source, the clock and the flags,
+ * which may change on an ACK without a sample.
+ */
+static void mixreact_publish_hdr(struct mixreact *ca)
+{
+	const struct synctcp_mix *st = ca->st;
+	struct synctcp_info_hdr h = { .sti_module = SYNCTCP_MOD_MIXREACT };
+
+	synctcp_info_hdr_fill(&h, SYNCTCP_MOD_MIXREACT, &st->flow,
+			      synctcp_mixreact_is_decrease(st->react.action));
+	WRITE_ONCE(ca->diag.hdr, h);
+}
+
+/*
  * Copy the telemetry of the state into the private area, for get_info().
  * Called, under the socket lock, after every change of what it reports.
  */
@@ -179,9 +193,7 @@ static void mixreact_publish(struct mixreact *ca)
 		WRITE_ONCE(d->mix_flags, SYNCTCP_MIXF_NO_STATE);
 		return;
 	}
-	synctcp_info_hdr_fill(&h, SYNCTCP_MOD_MIXREACT, &st->flow,
-			      synctcp_mixreact_is_decrease(st->react.action));
-	WRITE_ONCE(d->hdr, h);
+	mixreact_publish_hdr(ca);
 	WRITE_ONCE(d->qdelay_avg_us, synctcp_syncmix_avg_us(&st->detect));
 	WRITE_ONCE(d->max_qdelay_us, st->flow.q.max_qdelay_us);
 	WRITE_ONCE(d->trend, st->detect.trend);
@@ -230,8 +242,14 @@ static void mixreact_pkts_acked(struct sock *sk, const struct ack_sample *sample
 	cwnd = synctcp_mix_on_ack(ca->st, &a, READ_ONCE(source_mode),
 				  READ_ONCE(preloss_max_ms) * USEC_PER_MSEC);
 	synctcp_follow_set(sk, &a, cwnd);
-	/* also without a sample: the source and the clock rate may change */
-	mixreact_publish(ca);
+	/*
+	 * Without a sample only the header can change (the source, the
+	 * clock rate): the rest moves with samples and decisions.
+	 */
+	if (ca->st->sampled)
+		mixreact_publish(ca);
+	else
+		mixreact_publish_hdr(ca);
 }
 
 /* SyncMixReact: act on a new indication, else continue the one in force. */
@@ -243,13 +261,15 @@ static void mixreact_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 		.cwnd = tcp_snd_cwnd(tp),
 		.ssthresh = tp->snd_ssthresh,
 	};
-	bool fresh;
+	u32 decisions;
+	u8 action;
 
 	if (!ca->st) {
 		tcp_reno_cong_avoid(sk, ack, acked);
 		return;
 	}
-	fresh = ca->st->fresh;
+	decisions = ca->st->react.increases + ca->st->react.decreases;
+	action = ca->st->react.action;
 	if (synctcp_mix_cong_avoid(ca->st, tp->snd_una, tp->snd_nxt,
 				   tp->srtt_us >> 3, acked,
 				   tcp_is_cwnd_limited(sk), tp->snd_cwnd_clamp,
@@ -259,7 +279,9 @@ static void mixreact_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 		tcp_snd_cwnd_set(tp, w.cwnd);
 		tp->snd_ssthresh = w.ssthresh;
 	}
-	if (fresh)
+	/* a new decision (an indication, a base probe's halving) */
+	if (ca->st->react.increases + ca->st->react.decreases != decisions ||
+	    ca->st->react.action != action)
 		mixreact_publish(ca);
 }
 

@@ -133,12 +133,29 @@ static void etcp_slow_start(struct etcp *e, u32 acked)
  * E-TCP increase: W += 1/b per packet acknowledged.  The remainder of the
  * division is carried to the next ACK, so after N packets W has grown by
  * floor(N 2^SHIFT / b) units however the N were spread over ACKs.
+ *
+ * The division by b is a multiplication by m = ceil(2^32 / b), kept while
+ * b stays: for x < 2^32, x m / 2^32 lies in [x / b, x / b + 1), so its
+ * floor is the quotient or one more, which the remainder corrects.  b = 1
+ * and an x of 2^32 or more (65536 packets in one ACK) divide.
  */
 static void etcp_increase(struct etcp *e, u32 acked, u32 b)
 {
-	u64 x = ((u64)acked << ETCP_W_SHIFT) + e->inc_rem;
+	u64 x = ((u64)acked << ETCP_W_SHIFT) + e->inc_rem, q;
 
-	e->w += div_u64_rem(x, b, &e->inc_rem);
+	if (b < 2 || x > U32_MAX) {
+		e->w += div_u64_rem(x, b, &e->inc_rem);
+		return;
+	}
+	if (e->inc_b != b) {
+		e->inc_b = b;
+		e->inc_recip = (u32)div_u64((1ULL << 32) + b - 1, b);
+	}
+	q = (x * e->inc_recip) >> 32;
+	if (q * b > x)
+		q--;
+	e->inc_rem = (u32)(x - q * b);
+	e->w += q;
 }
 
 /* Keep W within [1, min(@w_clamp, ETCP_W_MAX)] packets. */
@@ -263,12 +280,6 @@ void etcp_undo(struct etcp *e, u32 w_clamp)
 		e->phase = ETCP_SLOW_START;
 	e->undos++;
 	etcp_clamp(e, w_clamp);
-}
-
-/* The window in whole packets (at least 1). */
-u32 etcp_cwnd(const struct etcp *e)
-{
-	return max_t(u32, (u32)(e->w >> ETCP_W_SHIFT), 1);
 }
 
 /**

@@ -89,6 +89,8 @@ struct etcp {
 	u64 w;			/* window, packets << ETCP_W_SHIFT */
 	u64 undo_dec;		/* cut by losses since the episode began, same */
 	u32 inc_rem;		/* remainder of (acked << ETCP_W_SHIFT) / b */
+	u32 inc_b;		/* the b of inc_recip (0: none yet) */
+	u32 inc_recip;		/* ceil(2^32 / inc_b) */
 	u32 hold_seq;		/* ETCP_HOLD until snd_una reaches this */
 	u32 losses;		/* lost packets reported, mod 2^32 */
 	u16 ecn_events;		/* congestion signals without loss, mod 2^16 */
@@ -123,7 +125,13 @@ void etcp_on_ack(struct etcp *e, const struct etcp_params *p,
 void etcp_congestion_signal(struct etcp *e);
 void etcp_episode_begin(struct etcp *e);
 void etcp_undo(struct etcp *e, u32 w_clamp);
-u32 etcp_cwnd(const struct etcp *e);
+
+/* The window in whole packets (at least 1). */
+static inline u32 etcp_cwnd(const struct etcp *e)
+{
+	return max_t(u32, (u32)(e->w >> ETCP_W_SHIFT), 1);
+}
+
 u64 etcp_pacing_rate(const struct etcp *e, u32 mss, u32 srtt_us);
 
 #endif /* SYNCTCP_ETCP_H */

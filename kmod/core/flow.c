@@ -164,7 +164,16 @@ u32 synctcp_flow_follow_reverse(struct synctcp_flow *f,
 				const struct synctcp_ack *a,
 				enum synctcp_ott_result res)
 {
-	struct synctcp_revcomp_in in = {
+	struct synctcp_revcomp_in in;
+
+	if (!synctcp_flow_best(f))
+		return a->cwnd;
+	if (f->source == SYNCTCP_SRC_RTT && !f->rev.applied_us)
+		return a->cwnd;
+	if (f->source != SYNCTCP_SRC_RTT &&
+	    (res == SYNCTCP_OTT_SKIP || a->rtt_us <= 0))
+		return a->cwnd;
+	in = (struct synctcp_revcomp_in){
 		.now_us = a->now_us,
 		.rtt_us = a->rtt_us > 0 ? (u32)a->rtt_us : 0,
 		.srtt_us = a->srtt_us,
@@ -178,14 +187,8 @@ u32 synctcp_flow_follow_reverse(struct synctcp_flow *f,
 		.cwnd_limited = a->cwnd_limited,
 		.apply = a->ca_open,
 	};
-
-	if (!synctcp_flow_best(f))
-		return a->cwnd;
 	if (f->source == SYNCTCP_SRC_RTT)
-		return f->rev.applied_us ?
-		       synctcp_revcomp_withdraw(&f->rev, &in) : a->cwnd;
-	if (res == SYNCTCP_OTT_SKIP || a->rtt_us <= 0)
-		return a->cwnd;
+		return synctcp_revcomp_withdraw(&f->rev, &in);
 	if (res == SYNCTCP_OTT_REBASED)
 		synctcp_revcomp_restart(&f->rev);
 	if (f->source == SYNCTCP_SRC_OPTION && a->pkts_acked == 1)

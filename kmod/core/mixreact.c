@@ -20,14 +20,17 @@ static const u8 synctcp_mixreact_table[2][4] = {
 
 /*
  * What an action does to cwnd: a decrease to cwnd * beta_num / beta_den at
- * once; an increase by alpha = cwnd / alpha_div per RTT, where alpha_div 0
- * stands for Reno's alpha = 1 segment.
+ * once; an increase by alpha = cwnd / alpha_div per RTT, i.e. by step =
+ * 1 / alpha_div segment per segment acknowledged (segments << 20, rounded
+ * up); alpha_div 0 stands for Reno's alpha = 1 segment, 1 / cwnd per
+ * segment (synctcp_mixreact_step()).
  */
 struct synctcp_mixreact_rule {
 	u8 beta_num;
 	u8 beta_den;		/* 0: not a decrease */
 	u8 alpha_div;
 	bool increase;
+	u32 step;		/* alpha_div != 0: growth per segment */
 };
 
 static const struct synctcp_mixreact_rule synctcp_mixreact_rules[] = {
@@ -36,9 +39,12 @@ static const struct synctcp_mixreact_rule synctcp_mixreact_rules[] = {
 	[SYNCTCP_MIXREACT_MUL_90] = { .beta_num = 9, .beta_den = 10 },
 	[SYNCTCP_MIXREACT_MUL_75] = { .beta_num = 3, .beta_den = 4 },
 	[SYNCTCP_MIXREACT_MUL_50] = { .beta_num = 1, .beta_den = 2 },
-	[SYNCTCP_MIXREACT_ADD_50PCT] = { .increase = true, .alpha_div = 2 },
-	[SYNCTCP_MIXREACT_ADD_25PCT] = { .increase = true, .alpha_div = 4 },
-	[SYNCTCP_MIXREACT_ADD_10PCT] = { .increase = true, .alpha_div = 10 },
+	[SYNCTCP_MIXREACT_ADD_50PCT] = { .increase = true, .alpha_div = 2,
+		.step = (SYNCTCP_MIXREACT_CREDIT_ONE + 1) / 2 },
+	[SYNCTCP_MIXREACT_ADD_25PCT] = { .increase = true, .alpha_div = 4,
+		.step = (SYNCTCP_MIXREACT_CREDIT_ONE + 3) / 4 },
+	[SYNCTCP_MIXREACT_ADD_10PCT] = { .increase = true, .alpha_div = 10,
+		.step = (SYNCTCP_MIXREACT_CREDIT_ONE + 9) / 10 },
 	[SYNCTCP_MIXREACT_KEEP] = { 0 },
 };
 
@@ -154,15 +160,23 @@ synctcp_mixreact_decide(struct synctcp_mixreact *r, u8 trend, u8 region,
 	return a;
 }
 
-/* Growth per acknowledged segment (segments << 20): alpha / cwnd, rounded
- * up so that one window of segments adds at least alpha.
+/*
+ * Growth per acknowledged segment (segments << 20): alpha / cwnd, rounded
+ * up so that one window of segments adds at least alpha.  Reno's 1 / cwnd
+ * is divided out only when cwnd changed since the last ACK that grew.
  */
-static u32 synctcp_mixreact_step(const struct synctcp_mixreact_rule *rule,
+static u32 synctcp_mixreact_step(struct synctcp_mixreact *r,
+				 const struct synctcp_mixreact_rule *rule,
 				 u32 cwnd)
 {
-	u32 div = rule->alpha_div ? rule->alpha_div : max_t(u32, cwnd, 1);
-
-	return (SYNCTCP_MIXREACT_CREDIT_ONE + div - 1) / div;
+	if (rule->alpha_div)
+		return rule->step;
+	cwnd = max_t(u32, cwnd, 1);
+	if (r->step_cwnd != cwnd) {
+		r->step_cwnd = cwnd;
+		r->step_1 = (SYNCTCP_MIXREACT_CREDIT_ONE + cwnd - 1) / cwnd;
+	}
+	return r->step_1;
 }
 
 /**
@@ -198,7 +212,7 @@ void synctcp_mixreact_grow_by(struct synctcp_mixreact *r, u32 acked,
 
 	if (!rule->increase)
 		return;
-	step = ((u64)synctcp_mixreact_step(rule, w->cwnd) *
+	step = ((u64)synctcp_mixreact_step(r, rule, w->cwnd) *
 		min_t(u32, scale, 1024U) + 1023) >> 10;
 	credit = r->credit + (u64)acked * step;
 	cwnd = (u64)w->cwnd + (credit >> SYNCTCP_MIXREACT_CREDIT_SHIFT);

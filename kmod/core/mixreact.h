@@ -57,6 +57,8 @@ struct synctcp_mixreact {
 	u32 credit;		/* growth not yet in cwnd, segments << 20 */
 	u32 increases;		/* decisions that raise cwnd (ADD_*) */
 	u32 decreases;		/* decisions that cut cwnd (MUL_*) */
+	u32 step_cwnd;		/* the cwnd step_1 is for (0: none yet) */
+	u32 step_1;		/* 1 / step_cwnd, segments << 20, rounded up */
 	u8 action;		/* enum synctcp_mixreact_action in force */
 };
 

@@ -59,7 +59,8 @@ u32 synctcp_mix_on_ack(struct synctcp_mix *m, const struct synctcp_ack *a,
 
 	m->fresh = false;
 	res = synctcp_flow_sample(&m->flow, a, mode);
-	if (res == SYNCTCP_OTT_SKIP)
+	m->sampled = res != SYNCTCP_OTT_SKIP;
+	if (!m->sampled)
 		return synctcp_flow_follow_reverse(&m->flow, a, res);
 	if (res == SYNCTCP_OTT_REBASED)
 		synctcp_syncmix_restart(&m->detect);

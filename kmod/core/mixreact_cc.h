@@ -33,6 +33,7 @@ struct synctcp_mix {
 	struct synctcp_mixreact react;	/* SyncMixReact */
 	struct synctcp_pcwnd hold;	/* once per RTT, as SyncPcwnd's */
 	bool fresh;			/* this ACK brought a new indication */
+	bool sampled;			/* this ACK gave an OTT sample */
 	bool probe;			/* a base probe is due (mode.h) */
 };
 

@@ -89,15 +89,27 @@ bool synctcp_known_clock_hz(u32 hz)
 	       synctcp_clock_code(hz) != SYNCTCP_CLOCK_NONE;
 }
 
-/* One tick of the peer's clock in use, in us (at least 1). */
-u32 synctcp_tsclock_tick_us(const struct synctcp_tsclock *c)
+/**
+ * synctcp_tsclock_set_hz - put a peer clock rate in use
+ * @c: clock
+ * @hz: ticks per second (non-zero)
+ *
+ * Its tick in us is kept with it, so that the ACK path turns ticks into
+ * microseconds with a multiplication: 10^6 / hz is exact for every known
+ * rate but 300 Hz, which keeps the division.  So is its telemetry code.
+ */
+void synctcp_tsclock_set_hz(struct synctcp_tsclock *c, u32 hz)
 {
-	return c->peer_hz >= USEC_PER_SEC ? 1 : (u32)(USEC_PER_SEC / c->peer_hz);
+	c->peer_hz = hz;
+	c->tick_us = hz >= USEC_PER_SEC ? 1 : (u32)(USEC_PER_SEC / hz);
+	c->tick_exact = (u64)c->tick_us * hz == USEC_PER_SEC;
+	c->clock_code = synctcp_clock_code(hz);
 }
 
 void synctcp_tsclock_init(struct synctcp_tsclock *c)
 {
-	*c = (struct synctcp_tsclock){ .peer_hz = SYNCTCP_TS_DEFAULT_HZ };
+	*c = (struct synctcp_tsclock){ 0 };
+	synctcp_tsclock_set_hz(c, SYNCTCP_TS_DEFAULT_HZ);
 }
 
 /**
@@ -119,9 +131,21 @@ void synctcp_tsclock_seed(struct synctcp_tsclock *c, u32 tsval, u64 now_us)
 	c->seeded = 1;
 }
 
-/* Peer clock ticks to microseconds, carrying the remainder forward. */
-static u64 synctcp_peer_ticks_to_us(struct synctcp_tsclock *c, u32 ticks)
+/**
+ * synctcp_tsclock_ticks_to_us - peer clock ticks to microseconds
+ * @c: clock
+ * @ticks: ticks of the rate in use
+ *
+ * floor((ticks 10^6 + rem) / peer_hz), carrying the remainder rem
+ * forward.  With an exact tick and no remainder (one is left only by
+ * 300 Hz) that is ticks * tick_us: no division on the ACK path.
+ *
+ * Return: the microseconds.
+ */
+u64 synctcp_tsclock_ticks_to_us(struct synctcp_tsclock *c, u32 ticks)
 {
+	if (c->tick_exact && !c->peer_rem)
+		return (u64)ticks * c->tick_us;
 	return div_u64_rem((u64)ticks * USEC_PER_SEC + c->peer_rem,
 			   c->peer_hz, &c->peer_rem);
 }
@@ -192,7 +216,7 @@ synctcp_tsclock_estimate(struct synctcp_tsclock *c, u32 tsval, u64 now_us)
 		c->pending_hz = hz;	/* wait for a second window */
 		return SYNCTCP_OTT_OK;
 	}
-	c->peer_hz = hz;
+	synctcp_tsclock_set_hz(c, hz);
 	c->peer_rem = 0;
 	c->pending_hz = 0;
 	c->rate_confirmed = 1;
@@ -226,7 +250,7 @@ static bool synctcp_tsclock_early(struct synctcp_tsclock *c, u32 tsval,
 		u32 hz = synctcp_known_clocks[i].hz;
 
 		if (synctcp_near_rate((u32)est, hz, SYNCTCP_TS_EARLY_SHIFT)) {
-			c->peer_hz = hz;
+			synctcp_tsclock_set_hz(c, hz);
 			c->rate_provisional = 1;
 			return true;
 		}
@@ -276,7 +300,8 @@ static bool synctcp_tsclock_jumped(const struct synctcp_tsclock *c,
 	 */
 	if (!c->rate_confirmed)
 		return (u64)ticks > elapsed + SYNCTCP_TS_RESYNC_US;
-	peer_us = div_u64((u64)ticks * USEC_PER_SEC, c->peer_hz);
+	peer_us = c->tick_exact ? (u64)ticks * c->tick_us :
+				  div_u64((u64)ticks * USEC_PER_SEC, c->peer_hz);
 	return peer_us > elapsed + SYNCTCP_TS_RESYNC_US ||
 	       peer_us + SYNCTCP_TS_RESYNC_US < elapsed;
 }
@@ -355,7 +380,7 @@ enum synctcp_ott_result synctcp_ott_ts_sample(struct synctcp_tsclock *c,
 		*ott_us = 0;
 		return SYNCTCP_OTT_REBASED;
 	}
-	c->ott_us += (s64)synctcp_peer_ticks_to_us(c, (u32)dval) - dsent;
+	c->ott_us += (s64)synctcp_tsclock_ticks_to_us(c, (u32)dval) - dsent;
 	c->last_tsval = tsval;
 	c->last_sent_us = sent_us;
 

@@ -113,6 +113,8 @@ struct synctcp_tsclock {
 	u32 last_tsval;		/* peer TSval of the last sample */
 	u32 peer_rem;		/* remainder of the peer tick -> us division */
 	u32 peer_hz;		/* peer TS clock rate in use (ticks/s) */
+	u32 tick_us;		/* 10^6 / peer_hz rounded down, at least 1 */
+	u8 clock_code;		/* synctcp_clock_code(peer_hz) */
 	u32 est_tsval;		/* TSval at the start of the estimation window */
 	u32 pending_hz;		/* rate seen by the last window, if unconfirmed */
 	u8 started:1,		/* first sample taken */
@@ -120,7 +122,8 @@ struct synctcp_tsclock {
 	   rate_provisional:1,	/* the first ACKs agreed with peer_hz */
 	   rate_confirmed:1,	/* an estimation window agreed with peer_hz */
 	   pending_unfit:1,	/* the last window fitted no known rate */
-	   unfit:1;		/* the peer's clock fits no known rate */
+	   unfit:1,		/* the peer's clock fits no known rate */
+	   tick_exact:1;	/* tick_us * peer_hz == 10^6 (all but 300 Hz) */
 };
 
 static inline bool synctcp_tsclock_rate_known(const struct synctcp_tsclock *c)
@@ -216,7 +219,15 @@ void synctcp_tsclock_seed(struct synctcp_tsclock *c, u32 tsval, u64 now_us);
 enum synctcp_ott_result synctcp_ott_ts_sample(struct synctcp_tsclock *c,
 					      u32 tsval, u64 now_us,
 					      u32 rtt_us, s64 *ott_us);
-u32 synctcp_tsclock_tick_us(const struct synctcp_tsclock *c);
+
+/* One tick of the peer's clock in use, in us (at least 1). */
+static inline u32 synctcp_tsclock_tick_us(const struct synctcp_tsclock *c)
+{
+	return c->tick_us;
+}
+
+void synctcp_tsclock_set_hz(struct synctcp_tsclock *c, u32 hz);
+u64 synctcp_tsclock_ticks_to_us(struct synctcp_tsclock *c, u32 ticks);
 u32 synctcp_snap_clock_hz(u32 est_hz);
 bool synctcp_known_clock_hz(u32 hz);
 u8 synctcp_clock_code(u32 hz);

@@ -112,16 +112,22 @@ synctcp_syncmix_trend_of_window(const struct synctcp_syncmix *m)
 	return SYNCTCP_MIX_NONE;
 }
 
-/* The quarter of @whole that @part lies in; a boundary counts upwards. */
+/*
+ * The quarter of @whole that @part lies in; a boundary counts upwards:
+ * floor(4 part / whole) capped at 3, found by comparing 4 part with
+ * whole, 2 whole and 3 whole (no division on the ACK path).
+ */
 static enum synctcp_mix_region synctcp_mix_quarter(u32 part, u32 whole)
 {
-	u64 q;
+	u64 p4 = (u64)part * 4, w = whole;
 
-	if (!whole)
+	if (!whole || p4 < w)
 		return SYNCTCP_MIX_R0_25;
-	q = div64_u64((u64)part * 4, whole);
-	return q >= SYNCTCP_MIX_R75_100 ? SYNCTCP_MIX_R75_100 :
-					   (enum synctcp_mix_region)q;
+	if (p4 < 2 * w)
+		return SYNCTCP_MIX_R25_50;
+	if (p4 < 3 * w)
+		return SYNCTCP_MIX_R50_75;
+	return SYNCTCP_MIX_R75_100;
 }
 
 /*

@@ -205,5 +205,5 @@ void synctcp_info_hdr_fill(struct synctcp_info_hdr *h, u8 module,
 		       (f->flags & SYNCTCP_FLOW_TS_UNFIT ? SYNCTCP_F_TS_UNFIT : 0) |
 		       (f->mode.competing ? SYNCTCP_F_COMPETING : 0);
 	h->sti_peer_clock = f->source == SYNCTCP_SRC_TS ?
-			    synctcp_clock_code(f->clock.peer_hz) : 0;
+			    f->clock.clock_code : 0;
 }

@@ -146,6 +146,42 @@ TEST(increase_is_1_over_b_per_packet_exactly_over_1e6_acks)
 	}
 }
 
+/*
+ * The division by b is a multiplication by a reciprocal kept while b
+ * stays: the growth and the remainder carried must be the division's on
+ * every ACK, with b changing (as the module parameter may), at b = 1 and
+ * b = 10^6, and for ACKs of 65536 packets and more (which divide).
+ */
+TEST(increase_equals_the_division_whatever_b_and_acked)
+{
+	static const u32 bs[] = { 1, 2, 3, 7, 25, 1000, 65537, 999999, 1000000 };
+	struct etcp e;
+	u64 w;
+	u32 rem = 0, seed = 777, i, b = 25;
+
+	avoiding(&e, 100);
+	w = e.w;
+	for (i = 0; i < 200000; i++) {
+		const struct etcp_params p = { .b = b, .p0_ppm = 10000 };
+		u32 acked;
+		u64 x;
+
+		seed = seed * 1103515245U + 12345U;
+		if (!(seed >> 27))
+			b = bs[(seed >> 8) % ARRAY_SIZE(bs)];
+		acked = (seed >> 12) % 1000 ? 1 + (seed >> 4) % 8 :
+					      65535 + (seed >> 4) % 4;
+		x = ((u64)acked << ETCP_W_SHIFT) + rem;
+		ack(&e, &p, acked, 0, 0, 0);
+		w = min_t(u64, w + x / p.b, (u64)ETCP_W_MAX << ETCP_W_SHIFT);
+		rem = (u32)(x % p.b);
+		CHECK_EQ(e.w, w);
+		CHECK_EQ(e.inc_rem, rem);
+		if (e.w != w)
+			break;
+	}
+}
+
 TEST(slow_start_grows_one_packet_per_packet_acked)
 {
 	struct etcp e;
@@ -531,6 +567,7 @@ TEST(equilibrium_window_is_2_over_p_minus_p0_within_10pct)
 
 
 static const struct harness_test tests[] = {
+	T(increase_equals_the_division_whatever_b_and_acked),
 	T(decrement_per_loss_is_4W_over_W_plus_200),
 	T(decrement_per_loss_is_W_over_b_2_plus_p0W_for_any_parameters),
 	T(decrement_is_at_most_4_packets_and_2_percent_of_W),

@@ -276,6 +276,40 @@ TEST(increase_over_one_rtt_is_exact_for_large_windows)
 	CHECK_EQ(cwnd_after_rtt(SYNCTCP_MIX_DECREASING, SYNCTCP_MIX_R0_25, 7, 7, 1), 10);
 }
 
+/*
+ * Reno's step, 1 / cwnd per segment, is divided out only when cwnd
+ * changed: the growth must be the division's on every ACK however cwnd
+ * moves between ACKs (cuts, the caller's own changes, back and forth).
+ */
+TEST(reno_step_equals_the_division_whatever_cwnd_does)
+{
+	struct synctcp_mixreact r;
+	struct synctcp_cwnd w = { .cwnd = 10, .ssthresh = 10 };
+	u32 credit = 0, seed = 12345, i;
+
+	synctcp_mixreact_reset(&r);
+	synctcp_mixreact_apply(&r, SYNCTCP_MIXREACT_ADD_1, &w, NO_CLAMP, 0);
+	for (i = 0; i < 100000; i++) {
+		u32 acked, step;
+		u64 c;
+
+		seed = seed * 1103515245U + 12345U;
+		if (!(seed >> 28))		/* now and then a new cwnd */
+			w.cwnd = (seed >> 8) % 3000;
+		acked = 1 + (seed >> 4) % 4;
+		step = (SYNCTCP_MIXREACT_CREDIT_ONE + max_t(u32, w.cwnd, 1) - 1) /
+		       max_t(u32, w.cwnd, 1);
+		c = credit + (u64)acked * step;
+		credit = (u32)(c & (SYNCTCP_MIXREACT_CREDIT_ONE - 1));
+		c = (u64)w.cwnd + (c >> SYNCTCP_MIXREACT_CREDIT_SHIFT);
+		synctcp_mixreact_grow(&r, acked, &w, NO_CLAMP);
+		CHECK_EQ(w.cwnd, c);
+		CHECK_EQ(r.credit, credit);
+		if (w.cwnd != c)
+			break;
+	}
+}
+
 TEST(repeated_decisions_every_three_acks_still_add_50pct_per_rtt)
 {
 	struct flow f;
@@ -462,6 +496,7 @@ TEST(apply_decrease_keeps_at_least_keep_min)
 }
 
 static const struct harness_test tests[] = {
+	T(reno_step_equals_the_division_whatever_cwnd_does),
 	T(apply_decrease_keeps_at_least_keep_min),
 	T(increasing_0_25_adds_one_segment_per_rtt),
 	T(increasing_25_50_cuts_cwnd_to_90pct_at_once),

@@ -206,7 +206,7 @@ TEST(wrong_provisional_rate_is_corrected_not_taken_for_a_jump)
 	s64 ott;
 
 	synctcp_tsclock_init(&c);
-	c.peer_hz = 250;		/* as if taken provisionally */
+	synctcp_tsclock_set_hz(&c, 250);	/* as if taken provisionally */
 	c.rate_provisional = 1;
 	c.started = 1;
 	c.est_start_us = 1000000;
@@ -247,7 +247,7 @@ TEST(a_jump_before_the_rate_is_confirmed_restarts_the_window)
 	CHECK_EQ(c.peer_hz, 1000);
 
 	synctcp_tsclock_init(&fast);
-	fast.peer_hz = 1000;		/* provisional, the peer is 1 MHz */
+	synctcp_tsclock_set_hz(&fast, 1000); /* provisional, the peer is 1 MHz */
 	fast.rate_provisional = 1;
 	fast.started = 1;
 	fast.est_start_us = 1000000;
@@ -914,7 +914,52 @@ TEST(inherited_max_is_trusted_from_the_first_sample)
 	CHECK_EQ(q.max_qdelay_us, 0);
 }
 
+/*
+ * The ACK path turns peer ticks into microseconds with a multiplication
+ * where 10^6 / hz is exact: the result and the remainder carried forward
+ * must be those of the division, for every known rate (300 Hz keeps the
+ * division) and for a remainder left by 300 Hz before a switch.
+ */
+TEST(tick_conversion_is_the_exact_division_at_every_known_rate)
+{
+	static const u32 rates[] = { 1000, 1000000, 250, 100, 300, 10, 2, 1 };
+	static const u32 ticks[] = { 0, 1, 2, 3, 7, 299, 301, 1000, 4096,
+				     65535, 1U << 20, 0x7fffffffU, 0xffffffffU };
+	size_t i, j;
+
+	for (i = 0; i < ARRAY_SIZE(rates); i++) {
+		struct synctcp_tsclock c;
+		u32 rem = 0;
+
+		synctcp_tsclock_init(&c);
+		synctcp_tsclock_set_hz(&c, rates[i]);
+		CHECK_EQ(c.tick_us, rates[i] >= 1000000 ? 1 : 1000000 / rates[i]);
+		CHECK_EQ(c.tick_exact, 1000000 % rates[i] == 0);
+		for (j = 0; j < ARRAY_SIZE(ticks); j++) {
+			u64 num = (u64)ticks[j] * 1000000 + rem;
+
+			CHECK_EQ(synctcp_tsclock_ticks_to_us(&c, ticks[j]),
+				 num / rates[i]);
+			rem = (u32)(num % rates[i]);
+			CHECK_EQ(c.peer_rem, rem);
+		}
+	}
+	{
+		struct synctcp_tsclock c;
+
+		synctcp_tsclock_init(&c);
+		synctcp_tsclock_set_hz(&c, 300);
+		synctcp_tsclock_ticks_to_us(&c, 1);	/* leaves 100 */
+		CHECK_EQ(c.peer_rem, 100);
+		synctcp_tsclock_set_hz(&c, 2);		/* exact, remainder kept */
+		CHECK_EQ(synctcp_tsclock_ticks_to_us(&c, 3), (3000000 + 100) / 2);
+		CHECK_EQ(c.peer_rem, 0);
+		CHECK_EQ(synctcp_tsclock_ticks_to_us(&c, 3), 1500000);
+	}
+}
+
 static const struct harness_test tests[] = {
+	T(tick_conversion_is_the_exact_division_at_every_known_rate),
 	T(peer_clock_1khz_is_estimated_and_qdelay_exact),
 	T(peer_clock_250hz_is_estimated_and_qdelay_exact),
 	T(peer_clock_1mhz_is_estimated_and_qdelay_exact),
