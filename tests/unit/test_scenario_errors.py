@@ -107,6 +107,9 @@ def test_the_known_algorithms_are_linuxs_and_ours_and_what_this_host_loads(
     check_ccs(["reno", "sync", "vegas"], here=False)
     with pytest.raises(RunError, match="'myown'"):
         check_ccs(["myown"], here=False)
+    # BBRv3 is not carried (docs/bbr3.md): refused, never run as the kernel's bbr
+    with pytest.raises(RunError, match=r"'bbr3' \(did you mean 'bbr'\?\)"):
+        check_ccs(["bbr3"], here=False)
     # natively, an algorithm this host's kernel offers counts
     (tmp_path / "proc/sys/net/ipv4").mkdir(parents=True)
     (tmp_path / "proc/sys/net/ipv4/tcp_available_congestion_control").write_text("reno myown\n")
