@@ -34,6 +34,9 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import struct
+import threading
 from pathlib import Path
 from typing import Any, Dict
 
@@ -75,6 +78,44 @@ def _one_flow(name: str, cc: str, aqm: str, results_dir: Path, **extra: Any) -> 
     (results_dir / f"{name}.json").write_text(json.dumps(figures, indent=2))
     print(f"\nFIGURES {name}: {json.dumps(figures, sort_keys=True)}")
     return figures
+
+
+TCP_ECN = Path("/proc/sys/net/ipv4/tcp_ecn")
+
+
+def test_dctcp_negotiates_accecn_and_sends_ect0() -> None:
+    """Why the DualPI2 case classifies ``any_ect``: with net.ipv4.tcp_ecn = 3
+    Linux's DCTCP negotiates AccECN (tcp_info's tcpi_ecn_mode, the last
+    32 bits of struct tcp_info: 2) and its peer sees ECT(0) bytes, not ECT(1)
+    (tcpi_delivered_e0_bytes / e1_bytes, from the AccECN feedback)."""
+    if not _has_dualpi2_and_accecn():
+        pytest.skip(f"AccECN needs Linux 6.18+, this kernel is {os.uname().release} "
+                    f"(SYNCTCP_UML_SERIES=7.2 runs it)")
+    before = TCP_ECN.read_text()
+    TCP_ECN.write_text("3\n")
+    try:
+        with socket.create_server(("127.0.0.1", 0)) as srv:
+            def drain() -> None:
+                conn, _ = srv.accept()
+                with conn:
+                    while conn.recv(65536):
+                        pass
+            t = threading.Thread(target=drain, daemon=True)
+            t.start()
+            with socket.socket() as s:
+                s.setsockopt(socket.IPPROTO_TCP, getattr(socket, "TCP_CONGESTION", 13), b"dctcp")
+                s.connect(srv.getsockname())
+                s.sendall(b"x" * 1_000_000)
+                raw = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 512)
+            t.join(10)
+    finally:
+        TCP_ECN.write_text(before)
+    assert len(raw) >= 280, f"tcp_info of {len(raw)} bytes has no AccECN fields"
+    mode = struct.unpack_from("=I", raw, len(raw) - 4)[0] & 3
+    e1, e0, ce = struct.unpack_from("=III", raw, len(raw) - 28)
+    print(f"FIGURES dctcp over lo: ecn_mode {mode}, delivered ECT(1)/ECT(0)/CE bytes {e1}/{e0}/{ce}")
+    assert mode == 2, f"tcpi_ecn_mode {mode}, not AccECN (2)"
+    assert e0 > 0 and e1 == 0, (e1, e0, ce)
 
 
 @pytest.mark.figures
