@@ -105,11 +105,12 @@ KERNEL_TEST_PLATFORM ?= uml
 KERNEL_TEST_UML_SERIES ?= 6.1
 # On UML the time-edge tests also run on the newest series, whose peers can
 # have a 1 MHz TS clock (tcp_usec_ts, Linux >= 6.7), and the load tests run
-# there only (seccomp user space: a third of 6.1's wall time).
+# there only (seccomp user space: a third of 6.1's wall time), as do the
+# L4S and CAKE tests (DualPI2 and AccECN: Linux >= 6.18).
 KERNEL_TEST_USEC_SERIES ?= 7.2
 KERNEL_TEST_SECOND := tests/kernel/test_time_edges.py tests/kernel/test_first_sample.py \
 	tests/kernel/test_short_flows.py tests/kernel/test_load.py \
-	tests/kernel/test_zz_kernel_reports.py
+	tests/kernel/test_l4s_cake.py tests/kernel/test_zz_kernel_reports.py
 kernel-test: modules venv
 ifeq ($(KERNEL_TEST_PLATFORM),uml)
 	@$(MAKE) -s uml-kernels

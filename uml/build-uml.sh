@@ -10,8 +10,10 @@
 # linux-source-7.N (downloaded with a private apt configuration, see
 # scripts/private-apt.sh; the system's sources are not touched).  The patches
 # uml/linux-SERIES/*.patch (if any) are applied with patch(1); the kernel is
-# configured with `make ARCH=um defconfig` plus uml/uml.config and built with
-# ccache.  Every CONFIG_X=VALUE of the fragment must survive olddefconfig
+# configured with `make ARCH=um defconfig` plus uml/uml.config (and
+# uml/linux-SERIES/series.config, the settings of that series only, if any:
+# 7.x's DualPI2, which 6.1 lacks) and built with ccache.  Every
+# CONFIG_X=VALUE of the fragments must survive olddefconfig
 # (and every "is not set" must stay unset): the script fails listing the
 # options that did not.
 #
@@ -65,6 +67,8 @@ done
 [[ $series =~ ^[0-9]+\.[0-9]+(-debug)?$ ]] || usage
 base=${series%-debug}                   # the source series
 fragments=("$here/uml.config")
+# the series' own settings (e.g. a qdisc that 6.1 lacks)
+[ ! -f "$here/linux-$base/series.config" ] || fragments+=("$here/linux-$base/series.config")
 [ "$base" = "$series" ] || fragments+=("$here/uml-debug.config")
 patches=()
 for p in "$here/linux-$base"/*.patch; do [ -f "$p" ] && patches+=("$p"); done
@@ -212,7 +216,7 @@ fi
 start=$(date +%s)
 kernel_unpack "$tarball" "$dir" ${patches[@]+"${patches[@]}"} || exit 1
 
-log "configuring (ARCH=um defconfig + ${fragments[*]##*/})"
+log "configuring (ARCH=um defconfig + ${fragments[*]#"$here"/})"
 {
 	make -C "$dir/src" O="$build" ARCH=um RUSTC=false defconfig &&
 		(cd "$dir/src" && ARCH=um scripts/kconfig/merge_config.sh -m -O "$build" \
@@ -221,7 +225,7 @@ log "configuring (ARCH=um defconfig + ${fragments[*]##*/})"
 } >"$dir/config.log" 2>&1 || { tail -20 "$dir/config.log" >&2; die "configuration failed"; }
 missing=$(missing_options "$build/.config")
 if [ -n "$missing" ]; then
-	log "olddefconfig dropped these settings of ${fragments[*]##*/}:"
+	log "olddefconfig dropped these settings of ${fragments[*]#"$here"/}:"
 	echo "$missing" | sed 's/^/    /' >&2
 	die "configuration incomplete (see $build/.config)"
 fi

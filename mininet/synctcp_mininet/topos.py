@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import sys
 import tempfile
 from pathlib import Path
@@ -59,7 +60,7 @@ from mininet.link import Intf, Link, TCIntf  # noqa: E402
 from mininet.node import Host  # noqa: E402
 from mininet.topo import Topo  # noqa: E402
 
-from synctcp_testbed.network.qdisc import NETEM_LIMIT, Egress  # noqa: E402
+from synctcp_testbed.network.qdisc import NETEM_LIMIT, Egress, via_netlink  # noqa: E402
 from synctcp_testbed.network.netns import in_netns_file, set_offloads, write_sysctls  # noqa: E402
 from synctcp_testbed.network.topology import Topology  # noqa: E402
 
@@ -116,13 +117,21 @@ class SyncIntf(TCIntf):
             return TCIntf.config(self, **tcl, **params)
         result = Intf.config(self, **params)
         assert egress is not None
-        lines = [" ".join(c) for c in egress.tc_commands(self.name)]
+        cmds = egress.tc_commands(self.name)
+        lines = [" ".join(c) for c in cmds if not via_netlink(c)]
+        # qdiscs the pinned tc cannot configure (dualpi2): added over netlink
+        nl = [f"{shlex.quote(sys.executable)} -m synctcp_testbed.network.tcnl {' '.join(c)}"
+              for c in cmds if via_netlink(c)]
         self.shaping = f"# {self.name}: tc (testbed egress)\n" + "\n".join(
-            f"tc {ln}" for ln in lines)
+            [f"tc {ln}" for ln in lines] + nl)
         rc, out = run_batch(self.node, "tc", lines)
         if rc != 0:
             raise RuntimeError(f"{self.node.name}: tc -batch for {self.name} failed ({rc}): "
                                f"{out.strip()}")
+        for line in nl:
+            said = self.node.cmd(f"{line} 2>&1; echo rc=$?").strip().splitlines()
+            if not said or said[-1] != "rc=0":
+                raise RuntimeError(f"{self.node.name}: {' '.join(said[:-1]) or line}")
         if out.strip():     # warnings, e.g. newer kernels' "sch_htb: quantum of class ... is big"
             self.shaping += "".join(f"\n# tc said: {ln}" for ln in out.strip().splitlines())
         return result
@@ -273,7 +282,7 @@ class DumbbellTopo(TestbedTopo):
 
     ``rate`` Mbit/s on ``lr`` both ways, ``rtts`` the base RTT of each
     pair in ms (``40+80``), ``queue`` packets of ``aqm`` (droptail, red,
-    red-ecn, ared, ared-ecn, fq_codel, pie, pie-ecn).
+    red-ecn, ared, ared-ecn, fq_codel, pie, pie-ecn, dualpi2, cake, cake-ecn).
     """
 
     def build(self, rate: float = 10, rtts: Any = "40+80", queue: int = 100,  # type: ignore[override]

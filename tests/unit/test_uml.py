@@ -90,6 +90,15 @@ def test_every_series_has_the_hz_patch() -> None:
         assert any("Kconfig.hz" in p.read_text() for p in patches), series_dir
 
 
+def test_series_fragments_add_what_only_that_series_has() -> None:
+    """uml/linux-SERIES/series.config (uml/build-uml.sh adds it to uml/uml.config):
+    7.2's DualPI2 (the testbed's --aqm dualpi2), which 6.1 lacks."""
+    assert "CONFIG_NET_SCH_DUALPI2=y" in \
+        (REPO / "uml" / "linux-7.2" / "series.config").read_text().splitlines()
+    assert not (REPO / "uml" / "linux-6.1" / "series.config").exists()
+    assert "series.config" in BUILD.read_text()
+
+
 @pytest.mark.parametrize("args, message", [
     ([], "usage: scripts/umlrun"),
     (["--bogus", "true"], "unknown option --bogus"),

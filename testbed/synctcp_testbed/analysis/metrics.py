@@ -2,7 +2,8 @@
 
 Queue samples are the rows of ``queue-LINK.csv`` (written by qsampler.c,
 read by :func:`.rundir.read_queue_csv`): time, queue length in packets and
-bytes, and the qdisc's cumulative drop, departure and mark counters.
+bytes, and the qdisc's cumulative drop, departure and mark counters; a
+dualpi2 qdisc's rows also have its L and C queues (:func:`dualq_stats`).
 """
 
 from __future__ import annotations
@@ -125,6 +126,37 @@ def queue_minutes(samples: Sequence[QueueSample], rate_mbit: float, start_s: flo
                          "needs at least 120 s")
     return [queue_stats(samples, rate_mbit, start_s + 60 * k, start_s + 60 * (k + 1)).mean_pkts
             for k in range(n)]
+
+
+def dualq_stats(samples: Sequence[DualQSample], start_s: float = -math.inf,
+                end_s: float = math.inf) -> Dict[str, Dict[str, Any]]:
+    """DualPI2's two queues over the samples with ``start_s <= t <= end_s``
+    (:class:`~.rundir.DualQSample`), as ``{"queue_l": {...}, "queue_c": {...}}``:
+    each queue's head-packet sojourn in ms at the samples (mean, median,
+    p99, max; 0 while that queue is empty), the share of the samples in
+    which it held a packet (``busy``), the packets it took in
+    (``enq_pkts``) and their share of both (``share``); the L queue's step
+    marks, the C queue's mean PI2 probability p' (0..1; the L queue's
+    coupled probability is k p', the C queue's p'^2)."""
+    kept = [s for s in samples if start_s <= s.t <= end_s]
+    if len(kept) < 2:
+        raise ValueError(f"too few dualpi2 samples ({len(kept)}) to compute statistics")
+    l_in = int(kept[-1].l_enq_pkts - kept[0].l_enq_pkts)
+    c_in = int(kept[-1].c_enq_pkts - kept[0].c_enq_pkts)
+
+    def one(delays_us: List[float], enq: int) -> Dict[str, Any]:
+        ms = [d / 1e3 for d in delays_us]
+        return {"delay_mean_ms": sum(ms) / len(ms), "delay_p50_ms": percentile(ms, 50),
+                "delay_p99_ms": percentile(ms, 99), "delay_max_ms": max(ms),
+                "busy": sum(1 for v in ms if v > 0) / len(ms), "enq_pkts": enq,
+                "share": enq / (l_in + c_in) if l_in + c_in else 0.0}
+
+    return {
+        "queue_l": {**one([s.l_delay_us for s in kept], l_in),
+                    "step_marks": int(kept[-1].step_marks - kept[0].step_marks)},
+        "queue_c": {**one([s.c_delay_us for s in kept], c_in),
+                    "prob_mean": sum(s.prob for s in kept) / len(kept) / 2**32},
+    }
 
 
 def ecdf(values: Iterable[float]) -> Tuple[List[float], List[float]]:

@@ -36,6 +36,10 @@ SCHEMA = 1
 #: the columns of queue-LINK.csv (qsampler.c writes them); ``marks`` may be absent (older runs)
 QUEUE_COLUMNS = ("t", "qlen_pkts", "backlog_bytes", "drops", "sent_pkts", "sent_bytes", "marks")
 
+#: the columns qsampler adds for a dualpi2 qdisc: its L and C queues
+DUALQ_COLUMNS = ("t", "l_delay_us", "c_delay_us", "l_enq_pkts", "c_enq_pkts", "step_marks",
+                 "prob")
+
 PathLike = Union[str, Path]
 
 
@@ -53,6 +57,20 @@ class QueueSample(NamedTuple):
     sent_pkts: float
     sent_bytes: float
     marks: float
+
+
+class DualQSample(NamedTuple):
+    """The L and C queues of a dualpi2 qdisc in one row of ``queue-LINK.csv``:
+    each queue's head packet's sojourn (µs), the packets each took in and the
+    L queue's step marks (cumulative), the PI2 probability (of 2^32)."""
+
+    t: float
+    l_delay_us: float
+    c_delay_us: float
+    l_enq_pkts: float
+    c_enq_pkts: float
+    step_marks: float
+    prob: float
 
 
 class TcpSample(NamedTuple):
@@ -351,6 +369,18 @@ def read_queue_csv(path: PathLike) -> List[QueueSample]:
         vals.append(_number(path, n, "marks", row[mark] or "0") if mark is not None else 0.0)
         out.append(QueueSample(*vals))
     return out
+
+
+def read_dualq_csv(path: PathLike) -> Optional[List[DualQSample]]:
+    """The dualpi2 columns of a ``queue-LINK.csv`` (:data:`DUALQ_COLUMNS`), or None
+    when it has none (another qdisc)."""
+    path = Path(path)
+    lines = _lines(path)
+    if not lines or "l_delay_us" not in next(csv.reader(lines[:1])):
+        return None
+    cols, rows = _csv_rows(path, "a dualpi2 queue CSV", DUALQ_COLUMNS)
+    return [DualQSample(*(_number(path, n, c, row[cols[c]]) for c in DUALQ_COLUMNS))
+            for n, row in rows]
 
 
 def read_http_csv(path: PathLike, group: Optional[str] = None) -> List[HttpRow]:

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..analysis.http import http_metrics
-from ..analysis.metrics import queue_minutes, queue_stats, recovery
-from ..analysis.rundir import QueueSample, RunDirError, read_http_csv, read_queue_csv
+from ..analysis.metrics import dualq_stats, queue_minutes, queue_stats, recovery
+from ..analysis.rundir import (QueueSample, RunDirError, read_dualq_csv, read_http_csv,
+                               read_queue_csv)
 from ..network.topology import Topology
 from ..plan.flows import Flow, Plan
 from ..scenario import Case
@@ -183,8 +184,15 @@ def collect(case: Case, case_dir: Path, topo: Topology, plan: Plan, t0: float,
         kept = [s for s in samples if t_start <= s.t <= t_end]
         marks = int(kept[-1].marks - kept[0].marks)
         offered = q.sent_pkts + q.drops
-        bottlenecks.append({"link": label, "rate_mbit": rate, **asdict(q), "marks": marks,
-                            "mark_pct": 100.0 * marks / offered if offered else 0.0})
+        rec = {"link": label, "rate_mbit": rate, **asdict(q), "marks": marks,
+               "mark_pct": 100.0 * marks / offered if offered else 0.0}
+        try:
+            dualq = read_dualq_csv(case_dir / f"queue-{label}.csv")
+            if dualq is not None:       # a dualpi2: its L and C queues too
+                rec.update(dualq_stats(dualq, start_s=t_start, end_s=t_end))
+        except (RunDirError, ValueError) as exc:
+            raise RunError(f"{case.id}: queue of {label}: {exc}") from exc
+        bottlenecks.append(rec)
     flows = []
     if fg is not None:
         for f in plan.flows:

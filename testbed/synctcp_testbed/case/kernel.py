@@ -58,6 +58,16 @@ def check_ccs(ccs: Sequence[str], here: bool) -> None:
                    f"or this project's ({', '.join(known)})")
 
 
+def check_kernel(sc: Any, release: Optional[str] = None,
+                 aqms: Optional[Sequence[str]] = None) -> None:
+    """RunError (one line) when the cases of scenario ``sc`` need what a kernel of
+    ``release`` (default: this one's) lacks: a queue discipline (dualpi2 on
+    6.1) or AccECN (:meth:`~..scenario.model.Scenario.kernel_problems`)."""
+    found = sc.kernel_problems(release or os.uname().release, list(aqms) if aqms else None)
+    if found:
+        raise RunError("; ".join(found))
+
+
 def ensure_cc(cc: str) -> None:
     """Make ``cc`` available and allowed (:func:`synctcp.modctl.ensure_cc`), or raise RunError."""
     try:

@@ -39,8 +39,8 @@ from ..platform.helpers import flowgen_path, qsampler_path
 from ..scenario import Case
 from .collect import collect, measured_links, read_text, save_qdiscs
 from .errors import RunError
-from .kernel import (ensure_cc, module_info, restore_module_params, set_module_params,
-                     set_variant)
+from .kernel import (check_kernel, ensure_cc, module_info, restore_module_params,
+                     set_module_params, set_variant)
 from .scripts import (FLOWGEN_CONF, FLOWGEN_LOG, FLOWGEN_OUT, FLOWGEN_STATUS, QSAMPLER_LOG,
                       QSAMPLER_STATUS, TAIL_S, background_script, capture_line, client_count,
                       clients_script, flowgen_config, nginx_setup, qsampler_line, servers_script)
@@ -89,6 +89,7 @@ class CaseRun:
         restore: Dict[str, str] = {}
         params_before: Dict[str, Dict[str, str]] = {}
         try:
+            check_kernel(case.scenario, aqms=["droptail" if case.aqm == "ceiling" else case.aqm])
             for cc in case_ccs(case):
                 ensure_cc(cc)
                 before = set_variant(cc, case.scenario.variant)

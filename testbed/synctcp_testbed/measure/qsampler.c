@@ -11,7 +11,16 @@
  *
  * t is CLOCK_MONOTONIC in seconds; the counters are the qdisc's cumulative
  * ones (gnet_stats) and its ECN marks from the kind's xstats (red, pie,
- * fq_codel; 0 for kinds that cannot mark).  Samples are taken on an
+ * fq_codel, dualpi2, cake: the sum over its tins; 0 for kinds that cannot
+ * mark).  A dualpi2 qdisc has its two queues' own figures too, in six more
+ * columns (tc_dualpi2_xstats):
+ *
+ *   ...,marks,l_delay_us,c_delay_us,l_enq_pkts,c_enq_pkts,step_marks,prob
+ *
+ * the sojourn time of the head packet of its L and of its C queue, the
+ * packets each queue took in (cumulative), the L queue's step marks
+ * (cumulative) and the PI2 probability (scaled to 2^32).  The header is
+ * written with the first sample, when the kind is known.  Samples are taken on an
  * absolute schedule (no drift) from one timerfd; a late sample is taken at
  * once, not twice.
  *
@@ -56,16 +65,26 @@
 struct target {
 	const char *ns, *dev, *out, *parent_s;
 	uint32_t parent;
-	int fd, ifindex, dump;
+	int fd, ifindex, dump, header;
 	FILE *fp;
 	char *buf;
+};
+
+/* tc_dualpi2_xstats (uapi pkt_sched.h, Linux 6.17+), the fields read */
+struct dualpi2 {
+	uint32_t prob, delay_c, delay_l, packets_in_c, packets_in_l, maxq, ecn_mark, step_marks;
 };
 
 struct sample {
 	uint32_t qlen, backlog, drops, packets, marks;
 	uint64_t bytes;
-	int found;
+	int found, is_dualpi2;
+	struct dualpi2 dq;
 };
+
+/* CAKE's statistics (uapi pkt_sched.h): nested in TCA_STATS_APP */
+#define CAKE_STATS_TIN_STATS		10	/* TCA_CAKE_STATS_TIN_STATS */
+#define CAKE_TIN_ECN_MARKED_PACKETS	8	/* TCA_CAKE_TIN_STATS_ECN_MARKED_PACKETS */
 
 static volatile sig_atomic_t stop;
 
@@ -118,13 +137,40 @@ static uint32_t xstats_marks(const char *kind, const unsigned char *x, size_t le
 	return v;
 }
 
-static void parse_stats2(struct rtattr *nest, struct sample *s)
+/* The ECN marks of a CAKE qdisc: the sum over its tins' counters */
+static uint32_t cake_marks(struct rtattr *app)
+{
+	int len = RTA_PAYLOAD(app), tlen, flen;
+	struct rtattr *a, *tin, *f;
+	uint32_t sum = 0, v;
+
+	for (a = RTA_DATA(app); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+		if ((a->rta_type & NLA_TYPE_MASK) != CAKE_STATS_TIN_STATS)
+			continue;
+		tlen = RTA_PAYLOAD(a);
+		for (tin = RTA_DATA(a); RTA_OK(tin, tlen); tin = RTA_NEXT(tin, tlen)) {
+			flen = RTA_PAYLOAD(tin);
+			for (f = RTA_DATA(tin); RTA_OK(f, flen); f = RTA_NEXT(f, flen)) {
+				if ((f->rta_type & NLA_TYPE_MASK) != CAKE_TIN_ECN_MARKED_PACKETS ||
+				    RTA_PAYLOAD(f) < 4)
+					continue;
+				memcpy(&v, RTA_DATA(f), 4);
+				sum += v;
+			}
+		}
+	}
+	return sum;
+}
+
+static void parse_stats2(struct rtattr *nest, struct sample *s, const char *kind)
 {
 	int len = RTA_PAYLOAD(nest);
 	struct rtattr *a;
 
 	for (a = RTA_DATA(nest); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
-		if (a->rta_type == TCA_STATS_BASIC &&
+		if ((a->rta_type & NLA_TYPE_MASK) == TCA_STATS_APP && !strcmp(kind, "cake")) {
+			s->marks = cake_marks(a);
+		} else if (a->rta_type == TCA_STATS_BASIC &&
 		    RTA_PAYLOAD(a) >= sizeof(struct gnet_stats_basic)) {
 			struct gnet_stats_basic b;
 
@@ -154,19 +200,25 @@ static void parse_qdisc(struct nlmsghdr *h, int ifindex, uint32_t parent, struct
 
 	if (len < 0 || tcm->tcm_ifindex != ifindex || tcm->tcm_parent != parent)
 		return;
+	/* TCA_KIND comes before the statistics (tc_fill_qdisc) */
 	for (a = TCA_RTA(tcm); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
 		if (a->rta_type == TCA_KIND)
 			snprintf(kind, sizeof(kind), "%.*s", (int)RTA_PAYLOAD(a),
 				 (const char *)RTA_DATA(a));
 		else if (a->rta_type == TCA_STATS2)
-			parse_stats2(a, s);
+			parse_stats2(a, s, kind);
 		else if (a->rta_type == TCA_XSTATS) {
 			xstats = RTA_DATA(a);
 			xlen = RTA_PAYLOAD(a);
 		}
 	}
-	if (xstats)
+	if (xstats && !strcmp(kind, "dualpi2")) {
+		s->is_dualpi2 = 1;
+		memcpy(&s->dq, xstats, xlen < sizeof(s->dq) ? xlen : sizeof(s->dq));
+		s->marks = s->dq.ecn_mark;
+	} else if (xstats && strcmp(kind, "cake")) {
 		s->marks = xstats_marks(kind, xstats, xlen);
+	}
 	s->found = 1;
 }
 
@@ -306,8 +358,24 @@ static int open_target(struct target *tg, int self_ns)
 		return -1;
 	}
 	setvbuf(tg->fp, tg->buf, _IOFBF, OUT_BUF);
-	fprintf(tg->fp, "t,qlen_pkts,backlog_bytes,drops,sent_pkts,sent_bytes,marks\n");
 	return 0;
+}
+
+/* One row (the header first, with the first sample: it depends on the kind) */
+static void write_row(struct target *tg, double t, const struct sample *s)
+{
+	if (!tg->header) {
+		fprintf(tg->fp, "t,qlen_pkts,backlog_bytes,drops,sent_pkts,sent_bytes,marks%s\n",
+			s->is_dualpi2 ? ",l_delay_us,c_delay_us,l_enq_pkts,c_enq_pkts,step_marks,prob" :
+			"");
+		tg->header = 1 + s->is_dualpi2;
+	}
+	fprintf(tg->fp, "%.6f,%u,%u,%u,%u,%llu,%u", t, s->qlen, s->backlog, s->drops,
+		s->packets, (unsigned long long)s->bytes, s->marks);
+	if (tg->header == 2)
+		fprintf(tg->fp, ",%u,%u,%u,%u,%u,%u", s->dq.delay_l, s->dq.delay_c,
+			s->dq.packets_in_l, s->dq.packets_in_c, s->dq.step_marks, s->dq.prob);
+	fputc('\n', tg->fp);
 }
 
 int main(int argc, char **argv)
@@ -403,8 +471,7 @@ int main(int argc, char **argv)
 				err = 1;
 				break;
 			}
-			fprintf(tg->fp, "%.6f,%u,%u,%u,%u,%llu,%u\n", t, s.qlen, s.backlog, s.drops,
-				s.packets, (unsigned long long)s.bytes, s.marks);
+			write_row(tg, t, &s);
 		}
 		if (!ready && !err) {
 			printf("ready\n");

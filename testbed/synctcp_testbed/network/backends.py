@@ -77,7 +77,8 @@ def get(name: str = "netns") -> Builder:
 def build_topology(case: Case, prefix: str = "st") -> Topology:
     """The ``netns`` backend: the case's topology with its queue discipline.
 
-    Senders get ECN when the queue marks and ``tcp_no_metrics_save``; the
+    Hosts get the scenario's ECN (``Scenario.tcp_ecn``: by default on when
+    the queue marks) and ``tcp_no_metrics_save``; the
     algorithm is set by the runner (per namespace, once built).
     """
     sc = case.scenario
@@ -101,7 +102,7 @@ def build_topology(case: Case, prefix: str = "st") -> Topology:
         for egress in (link.a_egress, link.b_egress):
             if egress.rate_mbit is not None:
                 egress.size_overhead = overhead
-    ecn = "1" if queue.ecn else "0"
+    ecn = sc.tcp_ecn(aqm)
     rmem, wmem = socket_buffers(t.rate_mbit, max(t.rtts_ms), t.access_rate_mbit)
     for node in topo.nodes.values():
         if not node.router:

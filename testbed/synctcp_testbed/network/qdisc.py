@@ -24,6 +24,17 @@ ared-ecn   Adaptive RED with ECN marking
 fq_codel   ``fq_codel``, ECN off (drops)
 pie        ``pie``, ECN off
 pie-ecn    ``pie ecn``
+dualpi2    ``dualpi2``: the DualQ Coupled AQM of L4S (RFC 9332, Linux 6.17+):
+           an L queue with an ECN step at ``step_ms`` (1 ms) for the
+           packets its classifier picks (``l4s_classify``: ``l4s_ect``,
+           ECT(1) and CE as RFC 9332 says; ``any_ect``, ECT(0) too, for
+           DCTCP), a classic queue under PI2 (``classic_target_ms``, 15 ms),
+           coupled; senders use ECN.  Added over netlink (:mod:`.tcnl`):
+           the pinned ``tc`` predates it
+cake       ``cake unlimited besteffort``: CAKE's flow queueing and COBALT
+           AQM (its defaults: 5 ms target, 100 ms interval) under the
+           link's HTB rate; senders without ECN (CAKE drops)
+cake-ecn   the same with ECN-capable senders (CAKE marks)
 ========== ================================================================
 
 Differences of Linux ``tc red`` from the papers' RED are documented in
@@ -36,13 +47,25 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Sequence
+
+#: kinds the image's tc (iproute2 6.1) cannot configure: :mod:`.tcnl` adds
+#: them over netlink (not imported here: a run without one never loads it)
+NETLINK_KINDS = ("dualpi2",)
 
 #: queue kinds and whether they mark ECN (so senders must enable it)
 AQMS: Dict[str, bool] = {
     "droptail": False, "red": False, "red-ecn": True, "ared": False, "ared-ecn": True,
-    "fq_codel": False, "pie": False, "pie-ecn": True,
+    "fq_codel": False, "pie": False, "pie-ecn": True, "dualpi2": True, "cake": False,
+    "cake-ecn": True,
 }
+#: queue kinds that not every supported kernel has: the first Linux with each
+KERNEL_QDISCS: Dict[str, tuple] = {"dualpi2": (6, 17)}
+#: DualPI2's L4S classifiers: the ECN codepoints whose packets go to its L queue
+L4S_CLASSIFIERS = ("l4s_ect", "any_ect")
+#: bytes of skb memory (truesize) per packet of CAKE's memlimit, whose
+#: limit is in memory: a 1500-byte packet's buffer takes up to 4 KiB
+CAKE_PKT_MEMORY = 4096
 #: bytes per packet the RED byte thresholds are computed with
 AVPKT = 1500
 #: netem's own limit: never the bottleneck
@@ -76,6 +99,12 @@ class QueueSpec:
     target_ms: float = 5.0
     #: packet size (bytes) for RED's byte thresholds: the path MTU
     avpkt: int = AVPKT
+    #: DualPI2: its L queue's ECN step threshold, its classic queue's PI2
+    #: target, its coupling factor and which ECN codepoints it classifies L4S
+    step_ms: float = 1.0
+    classic_target_ms: float = 15.0
+    coupling: int = 2
+    l4s_classify: str = "l4s_ect"
     extra: List[str] = field(default_factory=list)
 
     def validate(self) -> None:
@@ -87,6 +116,13 @@ class QueueSpec:
             raise QdiscError("RED max_p must be in (0, 1]")
         if not 0 < self.target_ms <= 10000:
             raise QdiscError("target_ms must be in (0, 10000]")
+        if not 0 < self.step_ms <= 10000 or not 0 < self.classic_target_ms <= 10000:
+            raise QdiscError("DualPI2's step and classic target must be in (0, 10000] ms")
+        if not 1 <= self.coupling <= 255:
+            raise QdiscError(f"DualPI2's coupling factor {self.coupling} out of range 1..255")
+        if self.l4s_classify not in L4S_CLASSIFIERS:
+            raise QdiscError(f"DualPI2 classifier {self.l4s_classify!r}: one of "
+                             f"{', '.join(L4S_CLASSIFIERS)}")
 
     @property
     def ecn(self) -> bool:
@@ -128,6 +164,15 @@ class QueueSpec:
                 args += ["ecn", "harddrop"]
         elif k == "fq_codel":
             args = ["fq_codel", "limit", str(self.limit_pkts), "noecn"]
+        elif k == "dualpi2":
+            # tc-dualpi2(8)'s words (.tcnl parses them)
+            args = ["dualpi2", "limit", str(self.limit_pkts),
+                    "target", f"{self.classic_target_ms * 1000:.0f}us",
+                    "step_thresh", f"{self.step_ms * 1000:.0f}us",
+                    "coupling_factor", str(self.coupling), self.l4s_classify]
+        elif k.startswith("cake"):
+            args = ["cake", "unlimited", "besteffort",
+                    "memlimit", str(self.limit_pkts * CAKE_PKT_MEMORY)]
         else:
             args = ["pie", "limit", str(self.limit_pkts),
                     "target", f"{self.target_ms:g}ms", "ecn" if self.ecn else "noecn"]
@@ -177,7 +222,9 @@ class Egress:
         return None
 
     def tc_commands(self, dev: str) -> List[List[str]]:
-        """``tc`` argument lists (without the leading ``tc``) that build this egress."""
+        """``tc`` argument lists (without the leading ``tc``) that build this egress;
+        a qdisc of :data:`.tcnl.KINDS` (:func:`via_netlink`) is added by
+        :mod:`.tcnl` with the same words instead."""
         self.validate()
         cmds: List[List[str]] = []
         parent = ["root"]
@@ -207,3 +254,8 @@ class Egress:
             cmds.append(["qdisc", "add", "dev", dev, *parent, "handle", LEAF_HANDLE,
                          *self.queue.tc_args(self.rate_mbit or 10000.0)])
         return cmds
+
+
+def via_netlink(cmd: Sequence[str]) -> bool:
+    """Whether a ``tc_commands`` line adds a qdisc that :mod:`.tcnl` adds (not ``tc``)."""
+    return cmd[:2] == ["qdisc", "add"] and any(k in cmd for k in NETLINK_KINDS)

@@ -23,14 +23,16 @@ of a killed run with the same prefix.
 from __future__ import annotations
 
 import os
+import shlex
 import signal
+import sys
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .netns import (NETNS_DIR, TopologyError, in_netns, pids_in_netns, set_offloads, sh,
                     write_sysctls)
-from .qdisc import Egress, QueueSpec
+from .qdisc import Egress, QueueSpec, via_netlink
 
 
 @dataclass
@@ -195,8 +197,17 @@ class Topology:
         lines = []
         for lk in self._links_of(node):
             for cmd in lk.egress(node).tc_commands(self.dev(node, lk)):
-                lines.append(" ".join(cmd))
+                if not via_netlink(cmd):
+                    lines.append(" ".join(cmd))
         return "\n".join(lines) + ("\n" if lines else "")
+
+    def _netlink_node_lines(self, node: str) -> List[str]:
+        """Shell lines adding ``node``'s qdiscs that ``tc`` cannot (:mod:`.tcnl`),
+        after its ``tc -batch``, which made their parents."""
+        py = shlex.quote(sys.executable)
+        return [f"{py} -m synctcp_testbed.network.tcnl -n {self.ns(node)} {' '.join(cmd)}"
+                for lk in self._links_of(node)
+                for cmd in lk.egress(node).tc_commands(self.dev(node, lk)) if via_netlink(cmd)]
 
     # -- life cycle -------------------------------------------------------------
     def __enter__(self) -> "Topology":
@@ -238,6 +249,7 @@ class Topology:
             tcb = self._tc_node_script(name)
             if tcb:
                 parts.append(_heredoc(f"tc -n {self.ns(name)} -batch -", tcb))
+            parts += self._netlink_node_lines(name)
         self.script = "\n".join(parts) + "\n"
         sh(["sh", "-c", self.script], timeout=600)
         for name, node in self.nodes.items():

@@ -24,13 +24,13 @@ from synctcp.checkout import package_checkout
 from .. import __version__
 from ..analysis.stats import groups
 from ..case.errors import RunError
-from ..case.kernel import check_ccs, ensure_cc, module_info
+from ..case.kernel import check_ccs, check_kernel, ensure_cc, module_info
 from ..case.lifecycle import CaseRun, topology_builder
 from ..network.topology import TopologyError
 from ..plan.flows import case_ccs
 from ..plan.planfile import write_plan
 from ..scenario import Case, Scenario
-from .choose import PlatformError, choose
+from .choose import PlatformError, choose, uml_series
 from .executor import CaseFailed, check_jobs, execute
 from .prepare import prepare
 from .uml import uml_cost
@@ -116,6 +116,12 @@ def run_scenario(sc: Scenario, out: Path, ccs: Optional[List[str]] = None,
     cases = sc.cases(ccs, aqms)
     # an unknown name fails here, before a kernel is built or an instance started
     check_ccs(sorted({cc for c in cases for cc in case_ccs(c)}), plat.here)
+    # a kernel that lacks a case's qdisc or AccECN: here, or the UML series
+    # (a VM's kernel is checked by each case, CaseRun)
+    release = platform_mod.release() if plat.here else uml_series() if plat.name == "uml" \
+        else None
+    if release:
+        check_kernel(sc, release, sorted({c.aqm for c in cases if c.aqm != "ceiling"}))
     if plat.here:       # elsewhere each instance's worker does it (CaseRun)
         for cc in sorted({cc for c in cases for cc in case_ccs(c)}):
             ensure_cc(cc)

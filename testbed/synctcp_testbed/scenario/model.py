@@ -21,7 +21,7 @@ from pydantic.dataclasses import dataclass
 
 from synctcp.modctl import CC_MODULES
 
-from ..network.qdisc import AQMS, QdiscError, QueueSpec
+from ..network.qdisc import AQMS, KERNEL_QDISCS, L4S_CLASSIFIERS, QdiscError, QueueSpec
 from .keys import items, num, shown, sweep_error
 
 #: sender MSS on a 1500-byte MTU with timestamps (what "segments" means here)
@@ -93,6 +93,14 @@ class AqmSpec:
     red_max_pkts: Optional[float] = num(None, 0, 1000000, above=True, unit="packets")
     red_max_p: float = num(0.10, 0, 1, above=True)
     target_ms: float = num(5.0, 0, 10000, above=True, unit="ms")
+    #: DualPI2 (RFC 9332): the L queue's ECN step, the classic queue's PI2
+    #: target, the coupling factor k, and which packets go to the L queue:
+    #: "l4s_ect" (ECT(1) and CE, as RFC 9332 says) or "any_ect" (ECT(0)
+    #: too: Linux's DCTCP sends ECT(0), even over AccECN)
+    dualpi2_step_ms: float = num(1.0, 0, 10000, above=True, unit="ms")
+    dualpi2_target_ms: float = num(15.0, 0, 10000, above=True, unit="ms")
+    dualpi2_coupling: int = num(2, 1, 255)
+    dualpi2_classify: str = "l4s_ect"
 
 
 @dataclass(config=MODEL)
@@ -148,6 +156,16 @@ HTTP_SERVERS = ("nginx", "asyncio")
 
 #: values of the modules' "variant" parameter (kmod/core/flow.h)
 VARIANTS = ("best", "paper")
+#: values of ``ecn``, the hosts' net.ipv4.tcp_ecn: "auto", RFC 3168 ECN
+#: where the queue marks (AQMS) and none elsewhere; "off"; "on", RFC 3168
+#: ECN everywhere; "accecn", Accurate ECN (RFC 9768) everywhere
+ECN_MODES = {"auto": None, "off": "0", "on": "1", "accecn": "3"}
+#: algorithms that are themselves only with ECN (a case of one where the
+#: hosts do not negotiate it is refused)
+ECN_CCS = ("dctcp",)
+#: what a case can need of the kernel, and the first Linux that has it
+KERNEL_FEATURES = {**{f"qdisc {k}": v for k, v in KERNEL_QDISCS.items()},
+                   "ecn = \"accecn\"": (6, 18)}
 #: the algorithms whose modules this project builds (module_params)
 PROJECT_CCS = tuple(CC_MODULES)
 
@@ -159,6 +177,8 @@ class Scenario:
     source: str = ""
     cc: List[str] = items(lambda: ["reno", "cubic"], min_length=1)
     aqm: List[str] = items(lambda: ["droptail"], min_length=1)
+    #: the hosts' ECN negotiation (ECN_MODES)
+    ecn: str = "auto"
     duration_s: float = num(60.0, 1, 86400, unit="s")
     #: default WARMUP_DEFAULT; a file that gives duration_s alone gets at most a fifth of it
     warmup_s: float = num(WARMUP_DEFAULT, 0, 86400, unit="s")
@@ -211,7 +231,43 @@ class Scenario:
         p = self.aqm_params
         return QueueSpec(kind=aqm, limit_pkts=limit or self.queue_pkts(rate_mbit),
                          min_pkts=p.red_min_pkts, max_pkts=p.red_max_pkts, max_p=p.red_max_p,
-                         target_ms=p.target_ms, avpkt=self.topology.mtu)
+                         target_ms=p.target_ms, avpkt=self.topology.mtu,
+                         step_ms=p.dualpi2_step_ms, classic_target_ms=p.dualpi2_target_ms,
+                         coupling=p.dualpi2_coupling, l4s_classify=p.dualpi2_classify)
+
+    def tcp_ecn(self, aqm: str) -> str:
+        """net.ipv4.tcp_ecn of the hosts of a case over ``aqm`` (the ``ecn`` key)."""
+        mode = ECN_MODES.get(self.ecn)
+        if mode is None:
+            return "1" if AQMS.get(aqm, False) else "0"
+        return mode
+
+    def ecn_problem(self, cc: str, aqm: str) -> Optional[str]:
+        """Why ``cc`` cannot run over ``aqm`` (an algorithm of ECN_CCS where the
+        hosts do not negotiate ECN), or None."""
+        if cc not in ECN_CCS or aqm == "ceiling" or self.tcp_ecn(aqm) != "0":
+            return None
+        marking = ", ".join(k for k, v in AQMS.items() if v)
+        return (f"{cc} over {aqm}: {cc} needs ECN, which is off there (ecn = "
+                f"{self.ecn!r}); use a queue that marks ({marking}) or ecn = \"on\"")
+
+    def kernel_problems(self, release: str, aqms: Optional[List[str]] = None) -> List[str]:
+        """What the cases need that a kernel of ``release`` (``6.1``,
+        ``7.2.0-uml``) lacks (KERNEL_FEATURES), one line each."""
+        have = _version(release)
+        if have is None:
+            return []
+        wanted = [f"qdisc {a}" for a in dict.fromkeys(aqms or self.aqm)]
+        if self.ecn == "accecn":
+            wanted.append('ecn = "accecn"')
+        out = []
+        for w in wanted:
+            need = KERNEL_FEATURES.get(w)
+            if need and have < need:
+                out.append(f"{w} needs Linux {need[0]}.{need[1]} or later; this kernel is "
+                           f"{release}" + (" (UML series 7.2 has it: SYNCTCP_UML_SERIES=7.2)"
+                                           if have[:2] == (6, 1) else ""))
+        return out
 
     def validate(self) -> None:
         """ScenarioError listing every problem of :meth:`problems` (one line each)."""
@@ -251,6 +307,12 @@ class Scenario:
                            f"RTT of {2 * core:g} ms")
         if needs("aqm"):
             out += [f"aqm {a!r}: one of {', '.join(AQMS)}" for a in self.aqm if a not in AQMS]
+        if needs("ecn") and self.ecn not in ECN_MODES:
+            out.append(f"ecn {self.ecn!r}: one of {', '.join(ECN_MODES)}")
+        if needs("aqm_params.dualpi2_classify") and \
+                self.aqm_params.dualpi2_classify not in L4S_CLASSIFIERS:
+            out.append(f"aqm_params.dualpi2_classify {self.aqm_params.dualpi2_classify!r}: "
+                       f"one of {', '.join(L4S_CLASSIFIERS)}")
         if needs("traffic.http_server") and self.traffic.http_server not in HTTP_SERVERS:
             out.append(f"traffic.http_server {self.traffic.http_server!r}: one of "
                        f"{', '.join(HTTP_SERVERS)}")
@@ -341,6 +403,9 @@ class Scenario:
                                 dict(zip(keys, point)), queue_limit=big))
             for aqm in aqms or self.aqm:
                 for cc in ccs or self.cc:
+                    why = self.ecn_problem(cc, aqm)
+                    if why:
+                        raise ScenarioError(why)
                     out.append(Case(f"{cc}-{aqm}{suffix}{rep}", cc, aqm, sc,
                                     dict(zip(keys, point)), group=f"{cc}-{aqm}{suffix}"))
         # also the queues asked for by name (run --aqm), not only the validated ones
@@ -413,3 +478,12 @@ def _fmt(v: Any) -> str:
     if isinstance(v, float) and v.is_integer():
         return str(int(v))
     return str(v)
+
+
+def _version(release: str) -> Optional[tuple]:
+    """(major, minor) of a kernel release or series (``7.2.0-uml``, ``6.1``), else None."""
+    parts = release.split("-")[0].split(".")
+    try:
+        return int(parts[0]), int(parts[1])
+    except (IndexError, ValueError):
+        return None
