@@ -56,6 +56,7 @@ COMMANDS: Dict[str, str] = {
     # scripts/setup.sh
     "gcc": "gcc", "cc": "gcc", "patch": "patch", "bc": "bc", "flex": "flex", "bison": "bison",
     "ccache": "ccache", "pahole": "pahole", "clang": "clang", "xz": "xz-utils", "readelf": "binutils-x86-64-linux-gnu",
+    "valgrind": "valgrind",
     "ld": "binutils-x86-64-linux-gnu",
     "insmod": "kmod", "rmmod": "kmod", "modprobe": "kmod", "modinfo": "kmod", "depmod": "kmod",
     "lsmod": "kmod",

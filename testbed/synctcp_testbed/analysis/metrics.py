@@ -26,6 +26,7 @@ class QueueStats:
     max_pkts: float
     mean_delay_ms: float
     p95_delay_ms: float
+    p99_delay_ms: float
     drops: int
     sent_pkts: int
     drop_pct: float
@@ -83,6 +84,7 @@ def queue_stats(samples: Sequence[QueueSample], rate_mbit: float, start_s: float
         max_pkts=max(qlen),
         mean_delay_ms=sum(delay) / len(delay),
         p95_delay_ms=percentile(delay, 95),
+        p99_delay_ms=percentile(delay, 99),
         drops=drops,
         sent_pkts=sent,
         drop_pct=drop_pct(drops, sent),

@@ -98,6 +98,7 @@ class Bottleneck:
     max_pkts: Optional[float] = None
     mean_delay_ms: Optional[float] = None
     p95_delay_ms: Optional[float] = None
+    p99_delay_ms: Optional[float] = None
     drops: Optional[int] = None
     marks: Optional[int] = None
     sent_pkts: Optional[int] = None

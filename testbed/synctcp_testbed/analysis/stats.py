@@ -31,7 +31,7 @@ LEVEL = 0.95
 REFERENCES = ("reno", "cubic")
 #: per-bottleneck metrics of a case (``LINK.KEY`` in a group's metrics)
 LINK_KEYS = ("utilization", "drop_pct", "mark_pct", "mean_pkts", "p95_pkts", "mean_delay_ms",
-             "p95_delay_ms")
+             "p95_delay_ms", "p99_delay_ms")
 #: HTTP metrics (``http.KEY``)
 HTTP_KEYS = ("responses", "errors", "median_ms", "p90_ms", "small_median_ms", "large_median_ms",
              "within_1500ms_pct")

@@ -20,7 +20,8 @@ from .stats import HTTP_KEYS, estimate, groups
 # any further scalar fields of the records (sorted), so nothing is lost.
 CASE_COLUMNS = ("case", "cc", "aqm", "t_start", "t_end", "duration_s")
 BOTTLENECK_COLUMNS = ("link", "rate_mbit", "samples", "sample_hz", "mean_pkts", "p95_pkts",
-                      "max_pkts", "mean_delay_ms", "p95_delay_ms", "drops", "marks", "sent_pkts",
+                      "max_pkts", "mean_delay_ms", "p95_delay_ms", "p99_delay_ms", "drops", "marks",
+                      "sent_pkts",
                       "drop_pct", "mark_pct", "utilization")
 CASE_TAIL_COLUMNS = ("goodput_mbit", "retransmits", "flows", "platform_ceiling_mbit")
 SUMMARY_COLUMNS = (CASE_COLUMNS + BOTTLENECK_COLUMNS + CASE_TAIL_COLUMNS

@@ -86,6 +86,10 @@ def from_dict(data: Dict[str, Any], where: str = "scenario") -> Scenario:
     tr = build(TrafficSpec, traffic, "traffic")
     if cbr is not None:
         tr.cbr = build(CbrSpec, cbr, "traffic.cbr")
+    if data.get("systems") and ("cc" in data or "aqm" in data):
+        errors.append(f"{where}: give systems, or cc and aqm, not both (systems are the "
+                      f"cases' \"cc/aqm\" pairs)")
+        data = {k: v for k, v in data.items() if k not in ("cc", "aqm")}
     sc = build(Scenario, data)
     if sc is None:
         raise ScenarioError(joined(errors))

@@ -57,6 +57,7 @@ def items(factory: Callable[[], List[Any]], lo: Optional[float] = None,
 LIST_KEYS: Dict[str, Tuple[str, str]] = {
     "cc": ("algorithm names", '["reno", "sync"]'),
     "aqm": ("queue disciplines", '["droptail", "red-ecn"]'),
+    "systems": ("\"cc/aqm\" pairs", '["sync/droptail", "dctcp/dualpi2"]'),
     "rtts_ms": ("RTTs in ms, one per pair", "[40, 80]"),
     "cross_hops": ("hop numbers", "[1, 3]"),
     "measure": ("link names", '["lr"]'),

@@ -14,7 +14,7 @@ import dataclasses
 import itertools
 import math
 from dataclasses import asdict, replace
-from typing import Annotated, Any, Dict, List, Optional, Sequence, Union
+from typing import Annotated, Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from pydantic import ConfigDict, Field, ValidationError
 from pydantic.dataclasses import dataclass
@@ -177,6 +177,11 @@ class Scenario:
     source: str = ""
     cc: List[str] = items(lambda: ["reno", "cubic"], min_length=1)
     aqm: List[str] = items(lambda: ["droptail"], min_length=1)
+    #: the cases' (algorithm, queue) pairs as "cc/aqm", instead of every
+    #: algorithm of ``cc`` over every queue of ``aqm`` (a comparison of
+    #: systems: DCTCP over DualPI2 beside sync over drop-tail); ``cc`` and
+    #: ``aqm`` are then those of the pairs, in their order
+    systems: List[str] = Field(default_factory=list)
     #: the hosts' ECN negotiation (ECN_MODES)
     ecn: str = "auto"
     duration_s: float = num(60.0, 1, 86400, unit="s")
@@ -210,7 +215,21 @@ class Scenario:
     #: highest rate the emulated (TCG) VM forwards reliably; above it cases are skipped
     tcg_max_rate_mbit: float = num(50.0, 0, 100000, above=True, unit="Mbit/s")
 
+    def __post_init__(self) -> None:
+        pairs = self.system_pairs()
+        if pairs:
+            self.cc = list(dict.fromkeys(cc for cc, _ in pairs))
+            self.aqm = list(dict.fromkeys(aqm for _, aqm in pairs))
+
     # -- derived -------------------------------------------------------------
+    def system_pairs(self) -> List[Tuple[str, str]]:
+        """``systems`` as (cc, aqm) pairs; an entry without one "/" gives ("", "")."""
+        out = []
+        for s in self.systems:
+            cc, slash, aqm = s.partition("/")
+            out.append((cc.strip(), aqm.strip()) if slash and "/" not in aqm else ("", ""))
+        return out
+
     def median_rtt_ms(self) -> float:
         r = sorted(self.topology.rtts_ms)
         return r[(len(r) - 1) // 2]
@@ -305,8 +324,19 @@ class Scenario:
             if min(t.rtts_ms) < 2 * core:
                 out.append(f"topology.rtts_ms: {min(t.rtts_ms):g} ms is below the core's own "
                            f"RTT of {2 * core:g} ms")
-        if needs("aqm"):
-            out += [f"aqm {a!r}: one of {', '.join(AQMS)}" for a in self.aqm if a not in AQMS]
+        if needs("systems"):
+            for entry, (cc, aqm) in zip(self.systems, self.system_pairs()):
+                if not cc or not aqm:
+                    out.append(f"systems {entry!r}: an algorithm and a queue as \"cc/aqm\", "
+                               f"e.g. \"dctcp/dualpi2\"")
+            twice = sorted({e for e in self.systems if self.systems.count(e) > 1})
+            if twice:
+                out.append(f"systems: {', '.join(twice)} given twice")
+        if needs("aqm", "systems"):
+            where = {aqm: f"systems {e!r}: queue" for e, (_, aqm) in
+                     zip(self.systems, self.system_pairs())}
+            out += [f"{where.get(a, 'aqm')} {a!r}: one of {', '.join(AQMS)}" for a in self.aqm
+                    if a and a not in AQMS]
         if needs("ecn") and self.ecn not in ECN_MODES:
             out.append(f"ecn {self.ecn!r}: one of {', '.join(ECN_MODES)}")
         if needs("aqm_params.dualpi2_classify") and \
@@ -401,13 +431,12 @@ class Scenario:
                 big = max(sc.queue_pkts(), math.ceil(4 * sc.bdp_pkts()), 100)
                 out.append(Case(f"cubic-ceiling{suffix}", "cubic", "ceiling", sc,
                                 dict(zip(keys, point)), queue_limit=big))
-            for aqm in aqms or self.aqm:
-                for cc in ccs or self.cc:
-                    why = self.ecn_problem(cc, aqm)
-                    if why:
-                        raise ScenarioError(why)
-                    out.append(Case(f"{cc}-{aqm}{suffix}{rep}", cc, aqm, sc,
-                                    dict(zip(keys, point)), group=f"{cc}-{aqm}{suffix}"))
+            for cc, aqm in self._pairs(ccs, aqms):
+                why = self.ecn_problem(cc, aqm)
+                if why:
+                    raise ScenarioError(why)
+                out.append(Case(f"{cc}-{aqm}{suffix}{rep}", cc, aqm, sc,
+                                dict(zip(keys, point)), group=f"{cc}-{aqm}{suffix}"))
         # also the queues asked for by name (run --aqm), not only the validated ones
         for case in out:
             rate = case.scenario.topology.rate_mbit
@@ -417,6 +446,18 @@ class Scenario:
             except QdiscError as exc:
                 raise ScenarioError(f"case {case.id}: {exc}") from exc
         return out
+
+    def _pairs(self, ccs: Optional[List[str]], aqms: Optional[List[str]]) -> List[Tuple[str, str]]:
+        """The (cc, aqm) of a sweep point's cases: the ``systems`` (those of ``ccs`` and
+        ``aqms`` if given), else every algorithm over every queue, queue outermost."""
+        if self.systems:
+            pairs = [(cc, aqm) for cc, aqm in self.system_pairs()
+                     if (not ccs or cc in ccs) and (not aqms or aqm in aqms)]
+            if not pairs:
+                raise ScenarioError(f"no system of {', '.join(self.systems)} is "
+                                    f"{'/'.join(ccs or ['*'])} over {'/'.join(aqms or ['*'])}")
+            return pairs
+        return [(cc, aqm) for aqm in aqms or self.aqm for cc in ccs or self.cc]
 
     def seeds(self) -> List[int]:
         """The seeds of a case's repetitions: ``seed`` .. ``seed + repeat - 1``."""
@@ -444,7 +485,11 @@ class Scenario:
         return replace(self, topology=topo, traffic=traffic, sweep={})
 
     def as_dict(self) -> Dict[str, Any]:
-        return asdict(self)
+        """The scenario as a file gives it (``cc`` and ``aqm`` follow ``systems``)."""
+        d = asdict(self)
+        if self.systems:
+            del d["cc"], d["aqm"]
+        return d
 
 
 @dataclasses.dataclass
