@@ -172,6 +172,94 @@ def long_run(sec: Section, figs: Path) -> None:
                       "utilization %"], rows)
 
 
+#: issue 32's peers: the systems of the peers-* presets in the table's order, and the
+#: references of the checks (the Internet's default; Linux's default AQM)
+PEER_ORDER = ("sync/droptail", "mixreact/droptail", "dctcp/dualpi2", "cubic/cake",
+              "cubic/fq_codel", "bbr/droptail", "cubic/droptail", "reno/droptail")
+PEER_AQMS = ("dctcp/dualpi2", "cubic/cake", "cubic/fq_codel")
+PEER_DEFAULT, PEER_AQM = "cubic/droptail", "cubic/fq_codel"
+#: "within reach" of an AQM system: a mean queuing delay at most this many times its own
+REACH = 2.0
+PEER_TOPOLOGIES = {"peers-dumbbell": "dumbbell, 3 flows (20 Mbit/s, 40 ms, 100 packets)",
+                   "peers-reverse-path": "reverse path loaded (10 Mbit/s, 50 ms, 80 packets)",
+                   "peers-weigle-ftp": "Weigle's FTP, 20 + 20 flows (10 Mbit/s, 92 packets)"}
+
+
+def _first_link(run: Run) -> str:
+    measure = ((run.meta.get("scenario") or {}).get("topology") or {}).get("measure") or [LINK]
+    return str(measure[0])
+
+
+def peers(sec: Section, figs: Path) -> None:
+    cases = all_cases(sec.runs)
+    names = list(dict.fromkeys(c[RUN].scenario_name for c in cases))
+    rows, reach_rows = [], []
+    for name in sorted(names, key=lambda n: list(PEER_TOPOLOGIES).index(n)
+                       if n in PEER_TOPOLOGIES else len(PEER_TOPOLOGIES)):
+        where_name = [c for c in cases if c[RUN].scenario_name == name]
+        link = _first_link(where_name[0][RUN])
+        found = list(dict.fromkeys(f"{c['cc']}/{c['aqm']}" for c in where_name
+                                   if c.get("aqm") != "ceiling"))
+        order = [s for s in PEER_ORDER if s in found] + [s for s in found if s not in PEER_ORDER]
+
+        def sel(system: str) -> Any:
+            cc, _, aqm = system.partition("/")
+            return by_seed(where_name, cc, lambda c, aqm=aqm: c.get("aqm") == aqm)
+
+        runs = {s: sel(s) for s in order}
+        topo = PEER_TOPOLOGIES.get(name, name)
+        default = runs.get(PEER_DEFAULT)
+        for s in order:
+            r = runs[s]
+            d = paired(r, default, f"{link}.mean_delay_ms") if default and s != PEER_DEFAULT \
+                else None
+            rows.append([topo, s, str(len(r)), f"**{txt(over_seeds(r, f'{link}.mean_delay_ms'))}**",
+                         txt(over_seeds(r, f"{link}.p99_delay_ms")),
+                         txt(over_seeds(r, f"{link}.utilization"), 2, 100),
+                         txt(over_seeds(r, f"{link}.drop_pct")),
+                         txt(over_seeds(r, f"{link}.mark_pct")),
+                         txt(over_seeds(r, "flow_mean_kbit"), 0), txt(over_seeds(r, "jain"), 3),
+                         txt(d)])
+        for s in ("sync/droptail", "mixreact/droptail"):
+            if s not in runs:
+                continue
+            r, name_s = runs[s], _name(s.partition("/")[0])
+            reach = []
+            for a in PEER_AQMS:
+                if a in runs:
+                    reach.append(txt(paired(r, runs[a], f"{link}.mean_delay_ms")))
+                    reach.append(txt(paired(r, runs[a], f"{link}.utilization", "diff", 100), 2))
+                else:
+                    reach += ["-", "-"]
+            reach_rows.append([topo, s] + reach)
+            if default:
+                q = paired(r, default, f"{link}.mean_delay_ms")
+                u = paired(r, default, f"{link}.utilization", "diff", 100)
+                add_check(sec, f"{name_s} over drop-tail, {topo}: mean queuing delay below 0.5 "
+                          f"of CUBIC's over drop-tail (all of the paired interval)",
+                          below(q, 0.5), f"delay ÷ CUBIC {txt(q)}", r, default, algo=name_s)
+                add_check(sec, f"{name_s} over drop-tail, {topo}: utilization at most 1 point "
+                          f"below CUBIC's over drop-tail", at_least(u, -1.0),
+                          f"util − CUBIC {txt(u, 2)} pp", r, default, algo=name_s)
+            aqm = runs.get(PEER_AQM)
+            if aqm:
+                q = paired(r, aqm, f"{link}.mean_delay_ms")
+                add_check(sec, f"{name_s} over drop-tail, {topo}: within reach of CUBIC over "
+                          f"fq_codel, Linux's default AQM (mean queuing delay at most {REACH:g}x "
+                          f"its own, all of the paired interval)", below(q, REACH),
+                          f"delay ÷ CUBIC/fq_codel {txt(q)}", r, aqm, algo=name_s)
+    sec.ours = table(["setup", "system (algorithm/queue)", "seeds", "mean queuing delay ms",
+                      "p99 delay ms", "utilization %", "drop %", "mark %",
+                      "goodput per flow kbit/s", "Jain", "delay ÷ CUBIC/drop-tail"], rows)
+    if reach_rows:
+        heads = []
+        for a in PEER_AQMS:
+            heads += [f"delay ÷ {a}", f"util − {a} (pp)"]
+        sec.ours += ("\n\nWithin reach of an AQM-assisted system? A sender-only algorithm over "
+                     "drop-tail against each, paired by seed (delay ratio; utilization "
+                     "difference in points)\n\n" + table(["setup", "system"] + heads, reach_rows))
+
+
 #: the claims of this module: (key, prefixes, title, claim, what stands for the paper, evaluate)
 OWN: List[tuple] = [
     ("coexistence", ("cubic-",), "Ours: next to CUBIC",
@@ -200,6 +288,14 @@ OWN: List[tuple] = [
      "second (at most 1.1 times it): neither its base nor its learnt maximum creeps.",
      "No seed paper runs a flow this long; BBR answers the same question with ProbeRTT, "
      "LEDBAT++ with periodic slowdowns (issue 29).", long_run),
+    ("peers", ("peers-",), "Ours: next to AQM-assisted peers",
+     "The project's own claim (issue 32): a sender-only Sync-TCP over drop-tail keeps a mean "
+     "queuing delay below half of CUBIC's over the same drop-tail at utilization at most 1 point "
+     "below it, and within twice that of CUBIC over fq_codel (Linux's default AQM), on the "
+     "demo's dumbbell, with the reverse path loaded and in Weigle's FTP experiment; the table "
+     "sets it beside DCTCP over DualPI2 (L4S), CUBIC over CAKE and BBRv1.",
+     "No seed paper compares with an AQM but Weigle's RED/ARED runs; an operator's question: "
+     "deploy an AQM, or change only the senders? (issue 32).", peers),
 ]
 
-__all__: List[str] = ["OWN", "coexistence", "latecomer", "long_run", "many_flows"]
+__all__: List[str] = ["OWN", "coexistence", "latecomer", "long_run", "many_flows", "peers"]
