@@ -275,9 +275,11 @@ def test_case_ids_are_unique_and_sweeps_multiply_cases(name: str) -> None:
     assert len(ids) == len(set(ids))
     assert all("/" not in i and i not in (".", "..") for i in ids)
     points = math.prod(len(v) for v in sc.sweep.values())
-    # every algorithm and queue at every point and seed; the ceiling once per point
-    assert len(cases) == points * (len(sc.cc) * len(sc.aqm) * sc.repeat + int(sc.ceiling))
-    assert len({c.group for c in cases}) == points * (len(sc.cc) * len(sc.aqm) + int(sc.ceiling))
+    # every algorithm and queue (or every system) at every point and seed; the
+    # ceiling once per point
+    pairs = len(sc.systems) or len(sc.cc) * len(sc.aqm)
+    assert len(cases) == points * (pairs * sc.repeat + int(sc.ceiling))
+    assert len({c.group for c in cases}) == points * (pairs + int(sc.ceiling))
 
 
 def test_gu_smallbuffer_is_5_rates_times_3_ccs_plus_a_ceiling() -> None:
