@@ -20,31 +20,29 @@ static const u8 synctcp_mixreact_table[2][4] = {
 
 /*
  * What an action does to cwnd: a decrease to cwnd * beta_num / beta_den at
- * once; an increase by alpha = cwnd / alpha_div per RTT, i.e. by step =
- * 1 / alpha_div segment per segment acknowledged (segments << 20, rounded
- * up); alpha_div 0 stands for Reno's alpha = 1 segment, 1 / cwnd per
- * segment (synctcp_mixreact_step()).
+ * once; an increase by a share of cwnd per RTT, i.e. by a fixed step per
+ * segment acknowledged (segments << 20, rounded up); step 0 stands for
+ * Reno's alpha = 1 segment, 1 / cwnd per segment (synctcp_mixreact_step()).
  */
 struct synctcp_mixreact_rule {
 	u8 beta_num;
 	u8 beta_den;		/* 0: not a decrease */
-	u8 alpha_div;
 	bool increase;
-	u32 step;		/* alpha_div != 0: growth per segment */
+	u32 step;		/* growth per segment; 0: 1 / cwnd */
 };
 
 static const struct synctcp_mixreact_rule synctcp_mixreact_rules[] = {
 	[SYNCTCP_MIXREACT_RENO] = { 0 },
-	[SYNCTCP_MIXREACT_ADD_1] = { .increase = true, .alpha_div = 0 },
+	[SYNCTCP_MIXREACT_ADD_1] = { .increase = true },
 	[SYNCTCP_MIXREACT_MUL_90] = { .beta_num = 9, .beta_den = 10 },
 	[SYNCTCP_MIXREACT_MUL_75] = { .beta_num = 3, .beta_den = 4 },
 	[SYNCTCP_MIXREACT_MUL_50] = { .beta_num = 1, .beta_den = 2 },
-	[SYNCTCP_MIXREACT_ADD_50PCT] = { .increase = true, .alpha_div = 2,
-		.step = (SYNCTCP_MIXREACT_CREDIT_ONE + 1) / 2 },
-	[SYNCTCP_MIXREACT_ADD_25PCT] = { .increase = true, .alpha_div = 4,
-		.step = (SYNCTCP_MIXREACT_CREDIT_ONE + 3) / 4 },
-	[SYNCTCP_MIXREACT_ADD_10PCT] = { .increase = true, .alpha_div = 10,
-		.step = (SYNCTCP_MIXREACT_CREDIT_ONE + 9) / 10 },
+	[SYNCTCP_MIXREACT_ADD_50PCT] = { .increase = true,
+		.step = (SYNCTCP_MIXREACT_CREDIT_ONE + 1) / 2 },	/* cwnd / 2 */
+	[SYNCTCP_MIXREACT_ADD_25PCT] = { .increase = true,
+		.step = (SYNCTCP_MIXREACT_CREDIT_ONE + 3) / 4 },	/* cwnd / 4 */
+	[SYNCTCP_MIXREACT_ADD_10PCT] = { .increase = true,
+		.step = (SYNCTCP_MIXREACT_CREDIT_ONE + 9) / 10 },	/* cwnd / 10 */
 	[SYNCTCP_MIXREACT_KEEP] = { 0 },
 };
 
@@ -169,7 +167,7 @@ static u32 synctcp_mixreact_step(struct synctcp_mixreact *r,
 				 const struct synctcp_mixreact_rule *rule,
 				 u32 cwnd)
 {
-	if (rule->alpha_div)
+	if (rule->step)
 		return rule->step;
 	cwnd = max_t(u32, cwnd, 1);
 	if (r->step_cwnd != cwnd) {

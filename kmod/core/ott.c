@@ -131,21 +131,32 @@ void synctcp_tsclock_seed(struct synctcp_tsclock *c, u32 tsval, u64 now_us)
 	c->seeded = 1;
 }
 
+/*
+ * floor(ticks 10^6 / peer_hz): a multiplication with an exact tick (every
+ * known rate but 300 Hz), no division on the ACK path.
+ */
+static u64 synctcp_tsclock_span_us(const struct synctcp_tsclock *c, u32 ticks)
+{
+	if (c->tick_exact)
+		return (u64)ticks * c->tick_us;
+	return div_u64((u64)ticks * USEC_PER_SEC, c->peer_hz);
+}
+
 /**
  * synctcp_tsclock_ticks_to_us - peer clock ticks to microseconds
  * @c: clock
  * @ticks: ticks of the rate in use
  *
  * floor((ticks 10^6 + rem) / peer_hz), carrying the remainder rem
- * forward.  With an exact tick and no remainder (one is left only by
- * 300 Hz) that is ticks * tick_us: no division on the ACK path.
+ * forward.  Without a remainder (one is left only by 300 Hz) that is
+ * synctcp_tsclock_span_us().
  *
  * Return: the microseconds.
  */
 u64 synctcp_tsclock_ticks_to_us(struct synctcp_tsclock *c, u32 ticks)
 {
 	if (c->tick_exact && !c->peer_rem)
-		return (u64)ticks * c->tick_us;
+		return synctcp_tsclock_span_us(c, ticks);
 	return div_u64_rem((u64)ticks * USEC_PER_SEC + c->peer_rem,
 			   c->peer_hz, &c->peer_rem);
 }
@@ -300,8 +311,7 @@ static bool synctcp_tsclock_jumped(const struct synctcp_tsclock *c,
 	 */
 	if (!c->rate_confirmed)
 		return (u64)ticks > elapsed + SYNCTCP_TS_RESYNC_US;
-	peer_us = c->tick_exact ? (u64)ticks * c->tick_us :
-				  div_u64((u64)ticks * USEC_PER_SEC, c->peer_hz);
+	peer_us = synctcp_tsclock_span_us(c, (u32)ticks);
 	return peer_us > elapsed + SYNCTCP_TS_RESYNC_US ||
 	       peer_us + SYNCTCP_TS_RESYNC_US < elapsed;
 }
