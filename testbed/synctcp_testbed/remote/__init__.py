@@ -1,0 +1,1 @@
+"""Real hosts over SSH (issue 30): see docs/real-hosts.md."""
