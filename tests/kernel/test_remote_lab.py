@@ -88,6 +88,13 @@ def test_path_lab_delays_and_down_leaves_nothing(lab_dir: Path) -> None:
     rtt_min = float(re.search(r"= ([\d.]+)/", out).group(1))
     assert 40.0 <= rtt_min < 41.0, out
     assert _sshd_pids()
+    # a host lost: unreachable over SSH within the connect timeout, and back
+    labmod.lose(lab_dir, "r1")
+    res = subprocess.run(lab.ssh_command(r1) + ["true"], capture_output=True, text=True,
+                         timeout=60)
+    assert res.returncode == 255, res.stderr
+    labmod.lose(lab_dir, "r1", lost=False)
+    _ssh(lab, r1, "true")
     names = labmod.namespaces()
     assert f"{labmod.PREFIX}-s1" in names
     labmod.down(lab_dir)

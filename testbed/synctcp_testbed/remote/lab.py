@@ -27,6 +27,7 @@ inventory ``hosts.toml`` there, usable as is::
                                         [--rate-mbit R] [--delay-ms D] [--queue-pkts Q]
     synctcp-testbed run SCENARIO --hosts DIR/hosts.toml
     python -m synctcp_testbed.remote.lab down DIR
+    python -m synctcp_testbed.remote.lab lose|restore DIR HOST   (a host lost, for tests)
 
 ``down`` stops the sshds (their pid files) and deletes the namespaces and
 the bridge; it is also what ``up`` does first, so a killed lab never
@@ -239,6 +240,20 @@ class Lab:
         return path
 
 
+def lose(root: Path, name: str, lost: bool = True) -> None:
+    """Take host ``name`` off the management network (its bridge port down), as a
+    host that died or whose network failed looks to the orchestrator; ``lost=False``
+    brings it back.  Its processes and its data path are untouched."""
+    try:
+        state = json.loads((root / STATE).read_text())
+    except (OSError, ValueError):
+        raise LabError(f"{root}: no lab (python -m synctcp_testbed.remote.lab up)") from None
+    names = [h["name"] for h in state["hosts"]]
+    if name not in names:
+        raise LabError(f"lab has no host {name!r}; hosts: {', '.join(names)}")
+    sh(["ip", "link", "set", f"labm{names.index(name) + 1}", "down" if lost else "up"])
+
+
 def namespaces() -> List[str]:
     """The namespaces a lab (any lab: one per machine) has now."""
     d = Path("/run/netns")
@@ -284,12 +299,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     u.add_argument("--queue-pkts", type=int, default=100, help="the WAN's queue (path lab)")
     d = sub.add_parser("down", help="stop a lab's sshds, delete its namespaces")
     d.add_argument("dir")
+    for cmd, what in (("lose", "take HOST off the management network"),
+                      ("restore", "bring HOST back")):
+        c = sub.add_parser(cmd, help=what)
+        c.add_argument("dir")
+        c.add_argument("host")
     a = ap.parse_args(argv)
     try:
         if a.cmd == "up":
             lab = Lab(Path(a.dir).resolve(), a.senders, a.emulator, a.rate_mbit, a.delay_ms,
                       a.queue_pkts)
             print(lab.up())
+        elif a.cmd in ("lose", "restore"):
+            lose(Path(a.dir).resolve(), a.host, a.cmd == "lose")
         else:
             down(Path(a.dir).resolve())
     except (LabError, TopologyError, ValueError) as exc:
