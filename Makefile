@@ -106,24 +106,31 @@ KERNEL_TEST_UML_SERIES ?= 6.1
 # On UML the time-edge tests also run on the newest series, whose peers can
 # have a 1 MHz TS clock (tcp_usec_ts, Linux >= 6.7), and the load tests run
 # there only (seccomp user space: a third of 6.1's wall time), as do the
-# L4S and CAKE tests (DualPI2 and AccECN: Linux >= 6.18).
+# L4S and CAKE tests (DualPI2 and AccECN: Linux >= 6.18) and the namespace
+# hosts of tests/kernel/test_remote_lab.py (sshd: 5 times faster there).
 KERNEL_TEST_USEC_SERIES ?= 7.2
 KERNEL_TEST_SECOND := tests/kernel/test_time_edges.py tests/kernel/test_first_sample.py \
 	tests/kernel/test_short_flows.py tests/kernel/test_load.py \
-	tests/kernel/test_l4s_cake.py tests/kernel/test_zz_kernel_reports.py
+	tests/kernel/test_l4s_cake.py tests/kernel/test_remote_lab.py \
+	tests/kernel/test_zz_kernel_reports.py
 kernel-test: modules venv
 ifeq ($(KERNEL_TEST_PLATFORM),uml)
 	@$(MAKE) -s uml-kernels
 	@# both series, whatever the first gives: a newcomer sees all of it in one run
 	@# tests that compare figures (marked figures) each in an instance of its own:
 	@# in a shared one the random generator and clock carry over (docs/platform.md)
-	@rc=0; SYNCTCP_UML_SERIES=$(KERNEL_TEST_UML_SERIES) $(VMRUN) --platform uml \
+	@# the two shared instances side by side (simulated time: the figures do
+	@# not depend on it; the first's output follows the second's), then the
+	@# figures tests, two instances at once (scripts/own-instances --jobs)
+	@rc=0; first=$$(mktemp); \
+	SYNCTCP_UML_SERIES=$(KERNEL_TEST_UML_SERIES) $(VMRUN) --platform uml \
 		$(PYTHON) -m pytest -q -p no:cacheprovider -m "not figures" tests/kernel \
-		$(addprefix --ignore=,$(KERNEL_TEST_SECOND)) || rc=1; \
-	$(PYTHON) scripts/own-instances --series $(KERNEL_TEST_UML_SERIES) tests/kernel \
-		$(addprefix --ignore=,$(KERNEL_TEST_SECOND)) || rc=1; \
+		$(addprefix --ignore=,$(KERNEL_TEST_SECOND)) >$$first 2>&1 & pid=$$!; \
 	SYNCTCP_UML_SERIES=$(KERNEL_TEST_USEC_SERIES) $(VMRUN) --platform uml \
 		$(PYTHON) -m pytest -q -p no:cacheprovider -m "not figures" $(KERNEL_TEST_SECOND) || rc=1; \
+	wait $$pid || rc=1; cat $$first; rm -f $$first; \
+	$(PYTHON) scripts/own-instances --series $(KERNEL_TEST_UML_SERIES) tests/kernel \
+		$(addprefix --ignore=,$(KERNEL_TEST_SECOND)) || rc=1; \
 	$(PYTHON) scripts/own-instances --series $(KERNEL_TEST_USEC_SERIES) \
 		$(filter-out %/test_zz_kernel_reports.py,$(KERNEL_TEST_SECOND)) || rc=1; \
 	exit $$rc

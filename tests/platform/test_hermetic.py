@@ -8,7 +8,9 @@ the second run depending only on whether 16 bytes were read from
 /dev/urandom before it (docs/platform.md, "Figures that depend on the tests
 before").  So ``make kernel-test`` runs the tests marked ``figures`` each in
 an instance of its own (scripts/own-instances).  This test runs two of them
-in both orders and requires every figure they print to be the same.
+in both orders, one instance after the other, and then both at once (each
+instance its own results directory at the one path, ``--jobs 2``), and
+requires every figure they print to be the same.
 """
 
 from __future__ import annotations
@@ -28,10 +30,10 @@ NODES = ["tests/kernel/test_short_flows.py::test_sync_answers_100kb_faster_than_
 SUMMARY = REPO / "results" / "kernel-tests" / "own-instances" / "summary.json"
 
 
-def figures(reverse: bool) -> Dict[str, List[str]]:
+def figures(reverse: bool, jobs: int = 1) -> Dict[str, List[str]]:
     """Each test's FIGURES lines, from one own-instances run (its summary.json)."""
     r = subprocess.run([sys.executable, str(REPO / "scripts" / "own-instances"), "--series", "7.2",
-                        *(["--reverse"] if reverse else []), *NODES],
+                        "--jobs", str(jobs), *(["--reverse"] if reverse else []), *NODES],
                        cwd=REPO, capture_output=True, text=True, timeout=3600,
                        env=dict(os.environ, SYNCTCP_UML_SEED="1"))
     assert r.returncode == 0, r.stdout + r.stderr
@@ -47,3 +49,6 @@ def test_figures_tests_give_the_same_figures_in_either_order() -> None:
         print(f"{node}:\n  first:  {lines}\n  second: {rev.get(node)}")
     assert list(rev) == NODES[::-1], rev
     assert fwd == rev
+    both = figures(False, jobs=2)
+    print(f"both at once: {both}")
+    assert both == fwd
