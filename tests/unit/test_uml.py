@@ -392,6 +392,31 @@ def test_host_is_read_only_and_the_repo_writable(build: Path, tmp_path: Path) ->
         subprocess.run(["rm", "-rf", str(run)])
 
 
+def test_a_bound_directory_is_seen_at_its_target_and_bad_binds_exit_2(
+        build: Path, tmp_path: Path) -> None:
+    base = REPO / "results" / "uml-test-bind"
+    src, dst = base / "src", base / "dst"
+    subprocess.run(["rm", "-rf", str(base)])
+    src.mkdir(parents=True)
+    dst.mkdir()
+    (src / "seen").write_text("from src\n")
+    try:
+        r = umlrun("sh", "-c", f"cat {dst}/seen && echo new > {dst}/made",
+                   env={"SYNCTCP_UML_BIND": f"{src}={dst}"})
+        if os.geteuid() != 0:
+            assert r.returncode == 2 and "needs root" in r.stderr, r
+            return
+        assert r.returncode == 0 and "from src" in r.stdout, r
+        assert (src / "made").read_text() == "new\n" and not (dst / "made").exists()
+        for spec, message in ((f"{src}", "is not SRC=DST"), (f"{base}/no={dst}", "is not a directory"),
+                              (f"{tmp_path}={dst}", "not inside a writable directory")):
+            r = umlrun("true", env={"SYNCTCP_UML_BIND": spec})
+            assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r
+            assert message in r.stderr, r
+    finally:
+        subprocess.run(["rm", "-rf", str(base)])
+
+
 def test_uml_runs_as_an_unprivileged_host_user(build: Path) -> None:
     """The owner of the UML process's host /proc entry, read through hostfs."""
     script = ('p=$(cat "$SYNCTCP_UML_RUNDIR/uml/pid") && mkdir -p /tmp/hp && '
