@@ -225,16 +225,13 @@ class Lab:
                "[ssh]", f'known_hosts = "{self.root / "known_hosts"}"', ""]
         for h in self.hosts:
             out += ["[[host]]", f'name = "{h.name}"', f'address = "{h.mgmt}"', 'user = "root"',
-                    f'key = "{self.root / "id"}"', f"roles = {json.dumps(h.roles)}",
-                    f'workdir = "{self.root / "work" / h.name}"', 'gpsd = "none"']
+                    f'key = "{self.root / "id"}"', f"roles = {json.dumps(h.roles)}"]
             if h.data_address:
                 out.append(f'data_address = "{h.data_address}"')
             if h.interfaces:
                 out.append("interfaces = { " + ", ".join(
                     f'{k} = "{v}"' for k, v in sorted(h.interfaces.items())) + " }")
             out.append("")
-        for h in self.hosts:
-            (self.root / "work" / h.name).mkdir(parents=True, exist_ok=True)
         path = self.root / "hosts.toml"
         path.write_text("\n".join(out))
         return path
