@@ -13,34 +13,36 @@ correct::
     clock_error <= |system_time_offset| + root_dispersion + (0.5 * root_delay)
 
 where the system time offset is chronyd's estimate of how far the system
-clock is from NTP time, and root dispersion plus half the root delay bound
-how wrong that estimate can be (chrony's FAQ, "How accurate is my system
-clock?": half the root delay is the largest error an asymmetric path can
-cause; the root dispersion accumulates the servers' dispersion back to the
-primary source).  Writing a host's error as ``offset + r`` with ``|r| <=
-root_dispersion + root_delay / 2``, two hosts a and b give::
+clock is from NTP time, the root dispersion the dispersion accumulated
+through all the computers back to the stratum-1 one (chronyc(1)), and half
+the root delay the largest error asymmetric network delays can cause
+(chrony's FAQ, "How accurate is my system clock?").  chrony documents only
+this per-host bound.  The pair
+bound below is ours: it reads chrony's bound as the estimate plus the
+estimate's uncertainty, i.e. a host's error is ``offset + r`` (or ``-offset
++ r``: the sign convention does not matter as long as both hosts report
+alike, which two chronyc do) with ``|r| <= root_dispersion + root_delay /
+2``, so that for two hosts a and b::
 
     |e_a - e_b| <= |offset_a - offset_b| + (root_dispersion_a + root_delay_a / 2)
                                          + (root_dispersion_b + root_delay_b / 2)
 
 which is what :func:`pair_bound_s` computes.  It is never more than the sum
-of the two hosts' chrony bounds (:func:`synctcp.clock.chrony_bound_us`),
-and less when both clocks are off the same way; both offsets come from
-chronyc, signed the same way on both hosts, so only their difference
-counts.  This combination of two hosts' bounds is ours, not chrony's; it
-assumes, as chrony's own bound does, that both hosts' primary sources are
-correct (two hosts synchronised to different primary sources add the
-primaries' disagreement, which no tracking report knows).
+of the two hosts' documented bounds (:func:`synctcp.clock.chrony_bound_us`,
+the conservative figure ``synctcp clock`` prints), and less when both
+clocks are off the same way.  Like chrony's own bound it assumes both
+hosts' primary sources are correct (two hosts synchronised to different
+primaries add the primaries' disagreement, which no tracking report
+knows).
 
 Two hosts that share one kernel (the same ``boot_id``: network namespaces
 of one machine, or ``address = "local"``) read one clock: the bound is 0.
 A host whose chronyd is not synchronised ("Not synchronised", or reference
 ID 00000000), serves its own clock (the local reference 7F7F0101, whose
 zero root delay and dispersion bound nothing) or that has no chronyd gives
-no bound, and then neither does
-the pair: the absolute OTT has an unknown error, while a queuing delay (a
-difference of two OTTs over the same pair of clocks) does not depend on
-their offset.  Over a case the bound is the larger of the one before and
+no bound, and then neither does the pair: the absolute OTT has an unknown
+error, while a queuing delay (a difference of two OTTs over the same pair
+of clocks) does not depend on their offset.  Over a case the bound is the larger of the one before and
 the one after (:func:`case_bound_s`).
 """
 
