@@ -7,6 +7,7 @@
     synctcp-testbed run gu-smallbuffer --backend mininet   the same cases on Mininet
     synctcp-testbed report RUNDIR                regenerate plots and report.html
     synctcp-testbed ledger RUNDIR...             the seeds' claims and verdicts: docs/results.md
+    synctcp-testbed hosts check hosts.toml       real hosts over SSH: what each lacks, one line each
 
 ``run`` runs the cases on a platform (``--platform``, docs/platform.md):
 this host's kernel where it can load the modules (root), else User-Mode
@@ -29,6 +30,7 @@ from synctcp.pipe import stdout_closed
 
 from .analysis.rundir import RunDirError
 from .network.qdisc import AQMS
+from .remote.inventory import InventoryError
 from .scenario import VARIANTS, ScenarioError, load, presets, updated
 
 RESULTS = Path(os.environ.get("SYNCTCP_RESULTS", "results"))
@@ -338,7 +340,9 @@ def build_parser(prog: str = "synctcp-testbed", backend: Optional[str] = None,
         "run my.toml --aqm droptail,red-ecn --out results/my",
         *(["run gu-smallbuffer --backend mininet   the same cases on Mininet"]
           if backend is None else []),
-        "report RUNDIR                regenerate plots and report.html"))
+        "report RUNDIR                regenerate plots and report.html",
+        *(["hosts check hosts.toml       real hosts over SSH: one line per problem"]
+          if backend is None else [])))
     p = argparse.ArgumentParser(
         prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter,
         description=_text(description or "Run the testbed's scenarios (the seed papers' "
@@ -436,18 +440,66 @@ def build_parser(prog: str = "synctcp-testbed", backend: Optional[str] = None,
                        description="Regenerate summary.csv, the plots and report.html of a "
                        "run directory.")
     s.add_argument("rundir", help="a run directory written by run")
+    if backend is None:
+        add_hosts_parser(sub)
     return p
+
+
+def add_hosts_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """``hosts check``: real hosts, not a backend's topology (synctcp-testbed only)."""
+    s = sub.add_parser("hosts", help="real hosts over SSH: check an inventory",
+                       description="Real hosts (issue 30): the hosts of an inventory, reached "
+                       "over SSH (OpenSSH, BatchMode) or on this machine (address = \"local\").")
+    hs = s.add_subparsers(dest="hosts_command", required=True, metavar="SUBCOMMAND",
+                          help="check: reach and probe every host")
+    c = hs.add_parser("check", help="reach and probe every host before anything runs",
+                      description="Connect to every host of HOSTS.toml and probe it: kernel "
+                      "and headers, the modules (or DKMS to build them), the algorithms "
+                      "selectable, tcp_timestamps, free ports, tcpdump, the emulator's tc and "
+                      "forwarding; print each sender/receiver pair's clock bound (chronyc "
+                      "tracking). Exit 0 when every host is ready, 2 with one line per "
+                      "problem naming the host and the fix.")
+    c.add_argument("hosts", metavar="HOSTS.toml", help="the inventory (TOML)")
+    c.add_argument("--cc", metavar="CC[,CC...]",
+                   help="the algorithms the senders must be able to select (default: sync)")
+    c.add_argument("--flows", type=int, default=1, metavar="N",
+                   help="flows per pair: their ports must be free (default 1)")
+    c.add_argument("--capture", action="store_true",
+                   help="the ends must be able to run tcpdump")
+
+
+def cmd_hosts(args: argparse.Namespace) -> int:
+    """``hosts check HOSTS.toml``: exit 0 when every host can run the cases, 2 with one line
+    per problem (an unreachable host, a missing module, ...) on stderr."""
+    from .remote.check import check
+    from .remote.inventory import load as load_inventory
+
+    inv = load_inventory(args.hosts)
+    ccs = set(_csv(args.cc) or ["sync"])
+    if args.flows < 1:
+        raise ScenarioError("hosts check: --flows must be at least 1")
+    res = check(inv, ccs, flows=args.flows, capture=args.capture)
+    for line in res.info:
+        print(line)
+    for line in res.problems:
+        print(line, file=sys.stderr)
+    if res.problems:
+        return 2
+    print(f"{len(inv.hosts)} host{'s' if len(inv.hosts) > 1 else ''} ready "
+          f"({', '.join(h.name for h in inv.hosts)})")
+    return 0
 
 
 def main(argv: Optional[Sequence[str]] = None, prog: str = "synctcp-testbed") -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    commands = {"list": cmd_list, "show": cmd_show, "report": cmd_report, "ledger": cmd_ledger}
+    commands = {"list": cmd_list, "show": cmd_show, "report": cmd_report, "ledger": cmd_ledger,
+                "hosts": cmd_hosts}
     try:
         rc = commands[args.command](args) if args.command in commands else cmd_run(args, argv)
         sys.stdout.flush()          # a closed pipe shows here, not at exit
         return rc
-    except (ScenarioError, RunDirError) as exc:
+    except (ScenarioError, RunDirError, InventoryError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -257,3 +257,40 @@ def test_flowgen_refuses_bad_configs_with_one_line_and_status_2(
 def test_flowgen_usage_errors_exit_2(flowgen_bin: str, args: List[str]) -> None:
     res = subprocess.run([flowgen_bin, *args], capture_output=True, text=True, timeout=10)
     assert res.returncode == 2 and len(res.stderr.splitlines()) == 1, res
+
+
+def test_side_must_be_both_send_or_recv(flowgen_bin: str, tmp_path: Path) -> None:
+    res = run_fg(flowgen_bin, tmp_path, GOOD, "--side", "sender")
+    assert res.returncode == 2 and res.stderr.strip() == "flowgen: --side must be both, send or recv"
+
+
+def test_sides_on_two_processes_over_loopback(flowgen_bin: str, tmp_path: Path) -> None:
+    """--side (real hosts, issue 30): one process receives, another sends, each in its own
+    namespace ("-"); the receiver's bytes are the sender's, and a receive-only CBR end
+    takes the count sent from the end marker.  Loopback only, under a second of traffic."""
+    conf = tmp_path / "c.conf"
+    conf.write_text("flow f01 bulk - - 127.0.0.1 127.0.0.1 25201 45001 reno 0 0.5\n"
+                    "flow f02 cbr - - 127.0.0.1 127.0.0.1 26201 45002 - 0 0.5 800000 1000\n")
+    procs = {}
+    for side in ("recv", "send"):               # the receivers listen before the senders connect
+        p = subprocess.Popen([flowgen_bin, "-c", str(conf), "-o", str(tmp_path / f"{side}.json"),
+                              "-l", "30", "--side", side], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert p.stdout is not None and p.stdout.readline().strip() == "ready", p.stderr
+        procs[side] = p
+    for p in procs.values():
+        assert p.stdin is not None
+        p.stdin.write("go\n")
+        p.stdin.close()
+    for side, p in procs.items():
+        assert p.wait(timeout=30) == 0, (side, p.stderr.read() if p.stderr else "")
+    send = json.loads((tmp_path / "send.json").read_text())
+    recv = json.loads((tmp_path / "recv.json").read_text())
+    assert (send["side"], recv["side"]) == ("send", "recv")
+    assert abs(send["go_realtime"] - recv["go_realtime"]) < 5      # one clock, seconds apart
+    s1, r1 = send["flows"][0], recv["flows"][0]
+    assert s1["cc"] == "reno" and s1["bytes_sent"] > 0 and s1["error"] is None
+    assert r1["bytes_received"] == s1["bytes_sent"] and r1["intervals"]
+    s2, r2 = send["flows"][1], recv["flows"][1]
+    assert r2["error"] is None and r2["packets_sent"] == s2["packets_sent"] > 0
+    assert r2["packets_received"] == r2["packets_sent"] and r2["lost_pct"] == 0.0

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -63,3 +66,23 @@ def test_an_inet_diag_sampler_that_fails_is_reported_with_its_message(tmp_path: 
         cr._stop_all()
     assert str(exc.value) == ("reno-droptail: the inet_diag sampler exited with status 3 before "
                               "it was ready: sampler: no namespace st-s1")
+
+
+def test_the_inet_diag_sampler_in_its_own_namespace(tmp_path: Path) -> None:
+    """``--diag=-:CC:FILE`` (a real host, issue 30): no setns, this process's own sockets.
+    (``--diag -:...`` would read as an option: the runner writes ``--diag=``.)"""
+    out = tmp_path / "tcp-own.jsonl"
+    with socket.socket() as lst, socket.socket() as cli:
+        lst.bind(("127.0.0.1", 0))
+        lst.listen()
+        cli.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, b"reno")
+        cli.connect(lst.getsockname())
+        srv, _ = lst.accept()
+        with srv:
+            res = subprocess.run([sys.executable, "-m", "synctcp_testbed.measure.sampler",
+                                  f"--diag=-:reno:{out}", "--hz", "10", "--max-seconds", "0.3"],
+                                 capture_output=True, text=True, timeout=60)
+            port = cli.getsockname()[1]
+    assert res.returncode == 0 and res.stdout.splitlines()[0] == "ready", res.stderr
+    first = json.loads(out.read_text().splitlines()[0])
+    assert [(s["sport"], s["cc"]) for s in first["sockets"]] == [(port, "reno")]

@@ -10,6 +10,7 @@ and round.  The bottleneck queues are sampled by ``qsampler`` (C, netlink,
     python -m synctcp_testbed.measure.sampler --diag st-s1:*:tcp-s1.jsonl \\
         --diag st-s2:*:tcp-s2.jsonl
     python -m synctcp_testbed.measure.sampler --diag-stdin --hz 2     (what the runner runs)
+    python -m synctcp_testbed.measure.sampler --diag=-:*:tcp-s1.jsonl  (a real host: its own namespace)
 
 It prints ``ready`` once its sockets are open, so that a run starts its
 traffic only then (starting Python takes seconds under emulation); with
@@ -22,6 +23,7 @@ seconds, comparable across processes.  Line format:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -76,7 +78,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             out = open(path, "w")
         except OSError as exc:
             ap.error(f"--diag {spec!r}: cannot write {path}: {exc.strerror}")
-        with in_netns(ns):
+        # "-": this process's own namespace (a host of its own: run --hosts)
+        with (contextlib.nullcontext() if ns == "-" else in_netns(ns)):
             ds = open_diag_socket()
         polls.append((ds, ccs, out))
 

@@ -11,11 +11,19 @@
  * wherever it is.
  *
  *   flowgen -c CONFIG -o RESULT.json [-i INTERVAL_S] [-l LIMIT_S] [-w RCVLOWAT]
- *           [--ready-file FILE] [--go-file FIFO]
+ *           [--ready-file FILE] [--go-file FIFO] [--side both|send|recv]
  *
  * -w sets SO_RCVLOWAT on the TCP receivers (default 0: woken by every
  * arrival, as iperf3 is): fewer wake-ups at high rates, while the kernel
  * still wakes the reader when the receive window is about to close.
+ *
+ * --side splits the flows between two hosts (synctcp-testbed run --hosts):
+ * "send" runs only the senders of the config's flows, "recv" only their
+ * receivers, each host its own process with its own go; the runner merges
+ * the two results (the receiver's intervals, the sender's retransmissions).
+ * A namespace "-" is the process's own: no setns.  The result has
+ * "go_realtime" (CLOCK_REALTIME at go) beside "go_monotonic", and a
+ * receiver-only CBR flow takes the count of packets sent from the end marker.
  *
  * CONFIG has one directive per line ('#' starts a comment):
  *
@@ -144,6 +152,9 @@ static struct timespec go_ts;
 static int epfd, tfd;
 static char io_buf[IO_BUF];
 static int failed;
+/* --side: which ends of the flows this process runs */
+static int side_send = 1, side_recv = 1;
+static struct timespec go_real;
 
 static void die2(const char *fmt, ...)
 {
@@ -313,14 +324,29 @@ static struct {
 } ns_cache[MAX_NS];
 static int n_ns;
 
+/* the namespace sockets are created in now; "-" is the one flowgen started in */
+static char cur_ns[NAME_LEN] = "-";
+static int home_ns = -1;
+
 static void enter_ns(const char *name)
 {
 	char path[PATH_MAX];
 	int i, fd = -1;
 
-	for (i = 0; i < n_ns; i++)
-		if (!strcmp(ns_cache[i].name, name))
-			fd = ns_cache[i].fd;
+	if (!strcmp(cur_ns, name))
+		return;		/* never a setns for nothing: a host's own needs no privilege */
+	if (!strcmp(name, "-")) {
+		fd = home_ns;
+	} else {
+		if (home_ns < 0) {
+			home_ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+			if (home_ns < 0)
+				die2("cannot open /proc/self/ns/net: %s", strerror(errno));
+		}
+		for (i = 0; i < n_ns; i++)
+			if (!strcmp(ns_cache[i].name, name))
+				fd = ns_cache[i].fd;
+	}
 	if (fd < 0) {
 		if (n_ns >= MAX_NS)
 			die2("more than %d namespaces", MAX_NS);
@@ -333,6 +359,7 @@ static void enter_ns(const char *name)
 	}
 	if (setns(fd, CLONE_NEWNET))
 		die2("cannot enter namespace %s: %s", name, strerror(errno));
+	strcpy(cur_ns, name);
 }
 
 static struct sockaddr_in sin_of(const char *addr, int port)
@@ -621,6 +648,8 @@ static void on_recv(struct flow *f, double now)
 		if (hdr[0] != CBR_MAGIC)
 			continue;
 		if (hdr[1] == CBR_END) {
+			if (!side_send)		/* the sender's count, from its end marker */
+				f->seq_next = hdr[2];
 			recv_finished(f, now);
 			return;
 		}
@@ -883,7 +912,9 @@ static int write_result(const char *path, const char *stopped)
 		return -1;
 	}
 	fprintf(fp, "{\"flowgen\": 1, \"interval_s\": %g, \"go_monotonic\": %.6f, "
-		"\"times\": \"seconds from go\", \"stopped\": ", interval_s, go_mono());
+		"\"go_realtime\": %.6f, \"side\": \"%s\", \"times\": \"seconds from go\", "
+		"\"stopped\": ", interval_s, go_mono(), go_real.tv_sec + go_real.tv_nsec / 1e9,
+		side_send && side_recv ? "both" : side_send ? "send" : "recv");
 	if (stopped)
 		json_str(fp, stopped);
 	else
@@ -968,7 +999,7 @@ static int write_result(const char *path, const char *stopped)
 static void usage(void)
 {
 	fprintf(stderr, "usage: flowgen -c CONFIG -o RESULT.json [-i INTERVAL_S] [-l LIMIT_S] "
-		"[-w RCVLOWAT] [--ready-file FILE] [--go-file FIFO]\n");
+		"[-w RCVLOWAT] [--ready-file FILE] [--go-file FIFO] [--side both|send|recv]\n");
 	exit(2);
 }
 
@@ -1009,6 +1040,12 @@ int main(int argc, char **argv)
 			ready_file = v;
 		else if (!strcmp(a, "--go-file"))
 			go_file = v;
+		else if (!strcmp(a, "--side")) {
+			side_send = !strcmp(v, "both") || !strcmp(v, "send");
+			side_recv = !strcmp(v, "both") || !strcmp(v, "recv");
+			if (!side_send && !side_recv)
+				die2("--side must be both, send or recv");
+		}
 		else
 			usage();
 		i++;
@@ -1042,11 +1079,27 @@ int main(int argc, char **argv)
 	ep_add(sfd, EPOLLIN, &e_sig);
 	signal(SIGPIPE, SIG_IGN);
 
-	/* all receivers first, then the senders */
-	for (i = 0; i < nflows; i++)
+	/* all receivers first, then the senders (--side: only this host's ends) */
+	for (i = 0; i < nflows && side_recv; i++)
 		setup_receiver(&flows[i]);
-	for (i = 0; i < nflows; i++)
+	for (i = 0; i < nflows && side_send; i++)
 		setup_sender(&flows[i]);
+	for (i = 0; i < nflows; i++) {
+		struct flow *f = &flows[i];
+
+		if (!side_send) {
+			/* the other host sends: this end only receives, until EOF
+			 * (UDP: the end marker, or DRAIN_S after the planned stop) */
+			f->started = 1;
+			f->send_done = 1;
+			if (f->kind == CBR) {
+				f->ival_start = f->start_s;
+				f->t_stopped = f->start_s + f->seconds;
+			}
+		}
+		if (!side_recv)
+			f->recv_done = 1;
+	}
 
 	gofd = open_go(go_file);
 	printf("ready\n");
@@ -1060,6 +1113,7 @@ int main(int argc, char **argv)
 	}
 	wait_go(gofd, go_file != NULL);
 	clock_gettime(CLOCK_MONOTONIC, &go_ts);
+	clock_gettime(CLOCK_REALTIME, &go_real);
 
 	next_ival = interval_s;
 	next = run_due(0);

@@ -1,0 +1,123 @@
+"""The bound on the clock error of a one-way delay between two hosts.
+
+An OTT measured between two hosts is the receiver's clock at arrival minus
+the sender's clock at departure, so it is off by ``e_r - e_s``, the
+difference of the two clocks' errors (docs/clock.md).  Each host's clock
+is read with ``chronyc -c tracking`` (parsed by
+:func:`synctcp.clock.parse_tracking_csv`).
+
+chrony's documentation (chronyc(1), the ``tracking`` command, under "Root
+dispersion") gives one host's bound, assuming the stratum-1 computer is
+correct::
+
+    clock_error <= |system_time_offset| + root_dispersion + (0.5 * root_delay)
+
+where the system time offset is chronyd's estimate of how far the system
+clock is from NTP time, the root dispersion the dispersion accumulated
+through all the computers back to the stratum-1 one (chronyc(1)), and half
+the root delay the largest error asymmetric network delays can cause
+(chrony's FAQ, "How accurate is my system clock?").  chrony documents only
+this per-host bound.  The pair
+bound below is ours: it reads chrony's bound as the estimate plus the
+estimate's uncertainty, i.e. a host's error is ``offset + r`` (or ``-offset
++ r``: the sign convention does not matter as long as both hosts report
+alike, which two chronyc do) with ``|r| <= root_dispersion + root_delay /
+2``, so that for two hosts a and b::
+
+    |e_a - e_b| <= |offset_a - offset_b| + (root_dispersion_a + root_delay_a / 2)
+                                         + (root_dispersion_b + root_delay_b / 2)
+
+which is what :func:`pair_bound_s` computes.  It is never more than the sum
+of the two hosts' documented bounds (:func:`synctcp.clock.chrony_bound_us`,
+the conservative figure ``synctcp clock`` prints), and less when both
+clocks are off the same way.  Like chrony's own bound it assumes both
+hosts' primary sources are correct (two hosts synchronised to different
+primaries add the primaries' disagreement, which no tracking report
+knows).
+
+Two hosts that share one kernel (the same ``boot_id``: network namespaces
+of one machine, or ``address = "local"``) read one clock: the bound is 0.
+A host whose chronyd is not synchronised ("Not synchronised", or reference
+ID 00000000), serves its own clock (the local reference 7F7F0101, whose
+zero root delay and dispersion bound nothing) or that has no chronyd gives
+no bound, and then neither does the pair: the absolute OTT has an unknown
+error, while a queuing delay (a difference of two OTTs over the same pair
+of clocks) does not depend on their offset.  Over a case the bound is the larger of the one before and
+the one after (:func:`case_bound_s`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from synctcp.clock import LOCAL_REFID, ParseError, parse_tracking_csv
+
+
+@dataclass(frozen=True)
+class HostClock:
+    """One host's clock at one moment: the terms of the bound."""
+
+    host: str
+    #: chronyd's system time offset (s); None without a synchronised chronyd
+    offset_s: Optional[float]
+    #: root dispersion + root delay / 2 (s): how wrong the offset can be
+    residual_s: Optional[float]
+    #: where the terms come from, for reports: "chrony GPS (stratum 1)", "none (...)"
+    basis: str
+    boot_id: Optional[str] = None
+
+    @property
+    def bounded(self) -> bool:
+        return self.offset_s is not None and self.residual_s is not None
+
+
+def host_clock(host: str, tracking_csv: Optional[str], boot_id: Optional[str] = None
+               ) -> HostClock:
+    """A host's clock from its ``chronyc -c tracking`` output (None or "": no chronyc)."""
+    if not tracking_csv or not tracking_csv.strip():
+        return HostClock(host, None, None, "none (no chronyc tracking)", boot_id)
+    if "," not in tracking_csv:        # chronyc's own message: "506 Cannot talk to daemon"
+        said = tracking_csv.strip().splitlines()[0]
+        return HostClock(host, None, None, f"none (chronyc: {said})", boot_id)
+    try:
+        tr = parse_tracking_csv(tracking_csv)
+    except ParseError as exc:
+        return HostClock(host, None, None, f"none ({exc})", boot_id)
+    if not tr["synchronized"]:
+        return HostClock(host, None, None, "none (chronyd not synchronised)", boot_id)
+    if tr["ref_id"] == LOCAL_REFID:
+        return HostClock(host, None, None, "none (chronyd serves its own clock: local "
+                         "reference, no external source)", boot_id)
+    residual = tr["root_dispersion_s"] + tr["root_delay_s"] / 2
+    ref = tr["ref_name"] or tr["ref_id"]
+    return HostClock(host, tr["system_time_offset_s"], residual,
+                     f"chrony {ref} (stratum {tr['stratum']})", boot_id)
+
+
+def same_clock(a: HostClock, b: HostClock) -> bool:
+    return bool(a.boot_id) and a.boot_id == b.boot_id
+
+
+def pair_bound_s(a: HostClock, b: HostClock) -> Optional[float]:
+    """Bound on |e_a - e_b| (s): 0 for one kernel's clock, None without a bound for both."""
+    if same_clock(a, b):
+        return 0.0
+    if a.offset_s is None or a.residual_s is None or b.offset_s is None or b.residual_s is None:
+        return None
+    return abs(a.offset_s - b.offset_s) + a.residual_s + b.residual_s
+
+
+def pair_basis(a: HostClock, b: HostClock) -> str:
+    """Where a pair's bound comes from, in words."""
+    if same_clock(a, b):
+        return "one kernel's clock (same boot_id)"
+    return f"{a.host}: {a.basis}; {b.host}: {b.basis}"
+
+
+def case_bound_s(before: Optional[float], after: Optional[float]) -> Optional[float]:
+    """A pair's bound over a case: the larger of the readings before and after, None if
+    either has none."""
+    if before is None or after is None:
+        return None
+    return max(before, after)
