@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 from typing import Iterator, List
 
@@ -15,6 +16,8 @@ import pytest
 from synctcp_testbed.network.netns import pids_in_netns
 from synctcp_testbed.remote import lab as labmod
 from synctcp_testbed.remote.lab import Lab
+
+KMOD = Path(__file__).resolve().parents[2] / "kmod"
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="namespaces need root")
 
@@ -112,3 +115,48 @@ def test_bad_lab_is_one_line(tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 2
     assert res.stderr.strip() == "lab: senders 9: 1 to 8"
+
+
+def _check(hosts_toml: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "synctcp_testbed.cli", "hosts", "check",
+                           str(hosts_toml), *args], capture_output=True, text=True, timeout=300)
+
+
+def _sync_loaded() -> bool:
+    return "sync" in Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+
+
+def test_hosts_check_over_ssh_names_each_host_and_its_fix(lab_dir: Path) -> None:
+    """Preflight over real sshd: a host without the module, a host with
+    timestamps off, a host lost (one line, exit 2, nothing probed)."""
+    lab = Lab(lab_dir, senders=1, emulator=True)
+    hosts_toml = lab.up()
+    ok = _check(hosts_toml, "--cc", "reno,cubic")
+    assert ok.returncode == 0, ok.stderr
+    assert "clock bound s1 -> r1: \u00b10.000 ms (one kernel's clock" in ok.stdout
+    if _sync_loaded():      # an earlier test of this instance loaded it
+        assert subprocess.run(["rmmod", "tcp_sync"]).returncode == 0
+    # no tcp_sync among this kernel's modules and none loaded: the sender lacks it
+    miss = _check(hosts_toml, "--cc", "sync")
+    assert miss.returncode == 2
+    lines = [ln for ln in miss.stderr.splitlines() if "tcp_sync" in ln]
+    assert len(lines) == 1 and lines[0].startswith("host s1: ") and "fix: " in lines[0], \
+        miss.stderr
+    assert subprocess.run(["insmod", str(KMOD / "tcp_sync.ko")]).returncode == 0
+    assert _check(hosts_toml, "--cc", "sync").returncode == 0
+    r1 = f"{labmod.PREFIX}-r1"
+    subprocess.run(["ip", "netns", "exec", r1, "sysctl", "-qw", "net.ipv4.tcp_timestamps=0"],
+                   check=True)
+    ts = _check(hosts_toml, "--cc", "sync")
+    assert ts.returncode == 2
+    assert [ln for ln in ts.stderr.splitlines() if "tcp_timestamps" in ln] == [
+        "host r1: net.ipv4.tcp_timestamps is 0: RFC 7323 timestamps off, so the modules fall "
+        "back to RTT and no OTT is measured; fix: sysctl -w net.ipv4.tcp_timestamps=1"]
+    subprocess.run(["ip", "netns", "exec", r1, "sysctl", "-qw", "net.ipv4.tcp_timestamps=1"],
+                   check=True)
+    labmod.lose(lab_dir, "r1")
+    lost = _check(hosts_toml, "--cc", "sync")
+    assert lost.returncode == 2 and lost.stdout == ""
+    assert lost.stderr.splitlines() == [
+        "host r1: no answer (timed out) (root@10.250.0.12:22); check: is the host up and the "
+        "address right? a firewall?"], lost.stderr
