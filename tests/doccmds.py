@@ -106,6 +106,14 @@ RULES: List[Rule] = [
     Rule(r"^synctcp-mininet run ", "skip", "runs of minutes per case: tests/kernel/test_mininet.py runs the backend"),
     Rule(r"^synctcp-testbed report results/gu$", "skip", "needs the run directory the run above writes"),
     Rule(r"^synctcp-testbed ledger RUNDIR\.\.\. \[", "synopsis"),
+    # -- real hosts (docs/real-hosts.md) ----------------------------------------
+    Rule(r"^synctcp-testbed hosts check hosts\.toml --cc sync,cubic \[", "synopsis"),
+    Rule(r"^(python -m synctcp_testbed\.remote\.lab (up|lose|down) /tmp/lab|"
+         r"synctcp-testbed hosts check /tmp/lab/hosts\.toml )", "skip",
+         "namespace hosts with sshd (root, OpenSSH): tests/kernel/test_remote_lab.py runs the "
+         "same commands on UML 7.2, whose image has OpenSSH"),
+    Rule(r"^scripts/umlrun -- \.venv/bin/python3 -m pytest -q tests/kernel/test_remote_lab\.py$",
+         "skip", "the kernel tests: make kernel-test runs them"),
     Rule(r"^synctcp-testbed ledger RUNDIR\.\.\.$", "skip",
          "needs run directories: tests/unit/test_ledger.py runs the ledger on made-up ones"),
     Rule(r"^mn --custom mininet/synctcp_mininet/topos\.py --topo dumbbell --controller none --test pingall$",

@@ -8,6 +8,7 @@ what docs/samples/make-samples.py writes.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import subprocess
@@ -85,8 +86,14 @@ def test_synopsis_options_are_in_the_help(cmd: Command) -> None:
     # a continuation line belongs to the synopsis above it in the same block
     head = next(c for c in reversed(ALL) if c.doc == cmd.doc and c.block == cmd.block
                 and c.line <= cmd.line and not c.text.startswith("["))
-    argv = head.text.split()[:2]
-    r = subprocess.run([*argv, "--help"], capture_output=True, text=True, timeout=60)
+    # the program and its subcommands: the lower-case words before the first
+    # argument or option ("synctcp-testbed hosts check hosts.toml ...")
+    words = head.text.split()
+    argv = words[:1] + [w for w in itertools.takewhile(
+        lambda w: re.fullmatch(r"[a-z][a-z0-9_-]*", w) is not None, words[1:3])]
+    r = subprocess.run([*argv, "--help"], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}"
+                                                 f"{os.environ.get('PATH', '')}"))
     assert r.returncode == 0, r.stderr
     missing = [o for o in _options(cmd.text) if o not in r.stdout]
     assert _options(cmd.text) and not missing, f"{cmd}: not in `{' '.join(argv)} --help`: {missing}"
