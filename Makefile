@@ -111,7 +111,7 @@ KERNEL_TEST_UML_SERIES ?= 6.1
 KERNEL_TEST_USEC_SERIES ?= 7.2
 KERNEL_TEST_SECOND := tests/kernel/test_time_edges.py tests/kernel/test_first_sample.py \
 	tests/kernel/test_short_flows.py tests/kernel/test_load.py \
-	tests/kernel/test_l4s_cake.py tests/kernel/test_remote_lab.py \
+	tests/kernel/test_l4s_cake.py tests/kernel/test_remote_lab.py tests/kernel/test_remote_run.py \
 	tests/kernel/test_zz_kernel_reports.py
 kernel-test: modules venv
 ifeq ($(KERNEL_TEST_PLATFORM),uml)

@@ -132,6 +132,8 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         return _resume(args, argv)
     if args.scenario is None:
         raise ScenarioError("run: a scenario (preset name or .toml path), or --resume RUNDIR")
+    if args.hosts is not None:
+        _check_hosts_args(args)
     sc = load(args.scenario)
     if args.duration is not None:
         warm = args.warmup if args.warmup is not None else min(sc.warmup_s, args.duration / 5)
@@ -172,6 +174,15 @@ def _resume(args: argparse.Namespace, argv: Sequence[str]) -> int:
         raise ScenarioError(f"--resume {out}/meta.json: {exc}") from exc
     sc = from_dict(plan["scenario"], where=f"{out}/plan.json")
     ccs, aqms = plan.get("ccs"), plan.get("aqms")
+    if meta.get("platform") == "hosts" or args.hosts is not None:
+        if args.hosts is None:
+            raise ScenarioError(f"--resume {args.resume}: a run on hosts; give its inventory "
+                                f"again (--hosts HOSTS.toml)")
+        if meta.get("platform") != "hosts":
+            raise ScenarioError(f"--resume {args.resume}: a run on {meta.get('platform')}, "
+                                f"not on hosts: no --hosts")
+        _check_hosts_args(args)
+        return _run_hosts(args, argv, sc, out, ccs, aqms, len(sc.cases(ccs, aqms)), resume=True)
     if args.platform is None:
         args.platform = meta.get("platform")
     args.backend = meta.get("backend", args.backend)
@@ -182,10 +193,59 @@ def _resume(args: argparse.Namespace, argv: Sequence[str]) -> int:
         raise ScenarioError(str(exc)) from exc
 
 
+def _check_hosts_args(args: argparse.Namespace) -> None:
+    """One line on what --hosts does not go with: the platform's own options."""
+    given = [opt for opt, on in (("--platform", args.platform is not None),
+                                 ("--jobs", args.jobs is not None),
+                                 ("--dask", bool(args.dask)), ("--slurm", bool(args.slurm)),
+                                 ("--capture", bool(args.capture)),
+                                 ("--backend mininet", args.backend == "mininet")) if on]
+    if given:
+        raise ScenarioError(f"--hosts runs the cases on the inventory's hosts, one at a time: "
+                            f"not with {', '.join(given)}")
+
+
+def _run_hosts(args: argparse.Namespace, argv: Sequence[str], sc: Any, out: Path,
+               ccs: Optional[List[str]], aqms: Optional[List[str]], ncases: int,
+               resume: bool) -> int:
+    """``run --hosts``: the cases on real hosts (:mod:`.remote.run`)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from .case.errors import RunError
+    from .remote.inventory import InventoryError, load as load_inventory
+    from .remote.run import run_on_hosts
+
+    try:
+        inv = load_inventory(args.hosts)
+    except InventoryError as exc:
+        raise ScenarioError(str(exc)) from None
+    t0 = time.monotonic()
+    console = Console(stderr=True)
+    rc = 0
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=console, transient=True) as bar:
+        task = bar.add_task(f"{sc.name}: cases on {len(inv.hosts)} hosts", total=ncases)
+        try:
+            run_on_hosts(sc, out, inv, ccs, aqms, command=["synctcp-testbed", *argv],
+                         log=console.log, progress=lambda: bar.advance(task), resume=resume)
+        except RunError as exc:
+            if not (out / "meta.json").exists():        # nothing ran: a usage-class error
+                raise ScenarioError(str(exc)) from None
+            console.log(f"[red]failed:[/red] {exc}")
+            rc = 1
+    if (out / "summary.json").exists() and json.loads((out / "summary.json").read_text())["cases"]:
+        _finish(out, args.no_report, t0)
+    return rc
+
+
 def _run(args: argparse.Namespace, argv: Sequence[str], sc: Any, out: Path,
          ccs: Optional[List[str]], aqms: Optional[List[str]], ncases: int, resume: bool) -> int:
     from .platform.executor import check_jobs
     from .platform.choose import choose
+
+    if args.hosts is not None:
+        return _run_hosts(args, argv, sc, out, ccs, aqms, ncases, resume)
 
     plat = choose(args.platform)
     check_jobs(plat, args.jobs)
@@ -406,6 +466,9 @@ def build_parser(prog: str = "synctcp-testbed", backend: Optional[str] = None,
     s.add_argument("--jobs", type=int, metavar="N",
                    help="cases at once, each in its own UML instance (uml only; default: "
                         "the number of cores)")
+    s.add_argument("--hosts", metavar="HOSTS.toml",
+                   help="run the cases between the hosts of this inventory over SSH, one "
+                        "after the other, instead of on a platform (docs/real-hosts.md)")
     g = s.add_argument_group("clusters (uml only; docs/scaling.md)")
     g.add_argument("--dask", metavar="ADDRESS",
                    help="run each case as a task of the dask.distributed scheduler at "

@@ -52,9 +52,10 @@ if command -v getcap >/dev/null 2>&1 && command -v tcpdump >/dev/null 2>&1; then
 fi
 SUDO
 for d in IFACES; do [ -e "/sys/class/net/$d" ] && echo "if_$d=1" || echo "if_$d=0"; done
-for f in /proc/net/tcp /proc/net/udp; do
-  [ -r $f ] && awk 'NR > 1 { print "SOCK=" $2 }' $f
-done
+# TCP sockets but those in TIME_WAIT (06), which flowgen's SO_REUSEADDR binds over:
+# an earlier run's last connections hold its ports for a minute
+[ -r /proc/net/tcp ] && awk 'NR > 1 && $4 != "06" { print "SOCK=" $2 }' /proc/net/tcp
+[ -r /proc/net/udp ] && awk 'NR > 1 { print "SOCK=" $2 }' /proc/net/udp
 echo probe=done
 """
 

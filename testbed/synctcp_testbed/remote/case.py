@@ -1,0 +1,664 @@
+"""One case on real hosts: the same lifecycle as :mod:`synctcp_testbed.case.lifecycle`,
+its processes started over SSH.
+
+For a case, :class:`HostCase`
+
+1. maps the scenario's end nodes onto the inventory's hosts (pair i's
+   sender side on sender host i mod n, its receiver side on receiver host
+   i mod m) and plans the flows between their ``data_address``es
+   (:func:`synctcp_testbed.plan.flows.plan_case`, unchanged);
+2. sets each end host's TCP sysctls as the namespace runner does (ECN for
+   a marking queue, ``tcp_no_metrics_save``, buffers of 4 BDPs), loads the
+   algorithms and sets their variant and parameters, and on an emulator
+   host builds the dumbbell's bottleneck stages (netem delay, HTB rate, the
+   queue) on its two interfaces; a ``restore.sh`` on each host undoes all of
+   it, also at the next contact after a host was lost;
+3. reads every host's clock before, starts the samplers (the emulator's
+   qsampler, each sender's inet_diag sampler), flowgen's
+   receivers on the receiver hosts and its senders on the sender hosts
+   (``--side``), releases receivers then senders, waits, stops, reads the
+   clocks after;
+4. copies everything back and writes the case directory in the layout of
+   docs/testbed-rundir.md (one flowgen.json merged from the two sides, the
+   queue and socket samples on one clock), so that
+   :func:`synctcp_testbed.case.collect.collect` computes the figures as for
+   any run; adds the one-way figures with their clock bound.
+
+Every remote process runs under ``timeout`` (it ends by itself even if the
+runner dies) with its pid recorded, and is stopped by that pid.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple
+
+from ..analysis.oneway import flat, oneway
+from ..analysis.rundir import RunDirError, read_tcp_jsonl
+from ..case.collect import collect
+from ..case.errors import RunError
+from ..case.kernel import VARIANT_CCS
+from ..case.scripts import (FLOWGEN_CONF, FLOWGEN_LOG, FLOWGEN_OUT,
+                            FLOWGEN_STATUS, flow_seconds)
+from ..network.backends import socket_buffers
+from ..network.qdisc import Egress
+from ..plan.flows import Flow, Plan, PlanError, pair_nodes, plan_case
+from ..scenario import RATE_COUNTS, Case
+from ..traffic.flowgen import FlowgenError, FlowSpec, config_text, limit_for, parse_result
+from . import clocks
+from .inventory import Host, Inventory
+from .preflight import clock_of, parse_probe
+from .ssh import Connections, HostError
+
+Log = Callable[[str], None]
+
+#: polling the hosts while a case runs: every this many seconds
+POLL_S = 2.0
+
+
+class HostTopology:
+    """What the planner and the collector need of a topology, for hosts:
+    addresses, and the emulator's measured queues."""
+
+    def __init__(self, node_host: Dict[str, Host], emulator: Optional[Host],
+                 egress: Dict[str, Tuple[str, Egress]]):
+        self.node_host = node_host
+        self.emulator = emulator
+        #: link label -> (emulator device, its egress)
+        self.egress = egress
+        self.links: List[Any] = []
+        self.nodes: Dict[str, Any] = {}
+
+    def addr(self, node: str, link: Any = None) -> str:
+        return self.node_host[node].data_address
+
+    def ns(self, node: str) -> str:
+        return "-"
+
+    def sample_points(self) -> List[Tuple[str, str, str, str]]:
+        out = []
+        for label, (dev, eg) in self.egress.items():
+            parent = eg.leaf_parent()
+            if parent:
+                out.append((label, "-", dev, parent))
+        return out
+
+
+def map_nodes(case: Case, inv: Inventory) -> Dict[str, Host]:
+    """Each end node of the scenario on its host; RunError when the scenario cannot run
+    on these hosts."""
+    sc = case.scenario
+    t = sc.topology
+    if t.kind not in ("dumbbell", "path"):
+        raise RunError(f"topology.kind {t.kind} needs routers between the hosts; real hosts run "
+                       f"kind = \"path\" (the real path) or \"dumbbell\" (an emulator host's "
+                       f"bottleneck)")
+    if t.kind == "dumbbell" and inv.emulator is None:
+        raise RunError("topology.kind dumbbell emulates a bottleneck: the hosts file needs an "
+                       "emulator host (roles = [\"emulator\"]), or use kind = \"path\"")
+    if sc.traffic.http_load_pct or sc.sweep.get("http_load_pct"):
+        raise RunError("the HTTP workload does not run on real hosts yet (bulk and CBR flows do)")
+    if t.window_segs or t.init_cwnd_segs or t.access_rate_mbit:
+        raise RunError("topology.window_segs, init_cwnd_segs and access_rate_mbit change the "
+                       "hosts' routes: not on real hosts")
+    senders, receivers = inv.with_role("sender"), inv.with_role("receiver")
+    out: Dict[str, Host] = {}
+    for i, (s, r) in enumerate(pair_nodes(sc)):
+        out[s], out[r] = senders[i % len(senders)], receivers[i % len(receivers)]
+        if out[s].name == out[r].name:
+            raise RunError(f"pair {i + 1}: host {out[s].name} would be both its sender and its "
+                           f"receiver (give each pair two hosts)")
+    return out
+
+
+def emulator_stages(case: Case, inv: Inventory) -> Dict[str, Tuple[str, Egress]]:
+    """The dumbbell's bottleneck on the emulator: link ``lr`` (toward the receivers) and
+    ``lr-rev`` (toward the senders), each delay + rate + queue, the base RTT's one-way
+    delay in the netem stage; empty for kind ``path``."""
+    sc = case.scenario
+    t = sc.topology
+    em = inv.emulator
+    if t.kind != "dumbbell" or em is None:
+        return {}
+    if len(set(t.rtts_ms)) > 1:
+        raise RunError(f"topology.rtts_ms {t.rtts_ms}: one emulator adds one delay; its pairs "
+                       f"need one base RTT (or a hosts file per RTT)")
+    aqm = "droptail" if case.aqm == "ceiling" else case.aqm
+    queue = sc.queue_spec(aqm, t.rate_mbit, limit=case.queue_limit)
+    one_way = t.rtts_ms[0] / 2
+    overhead = RATE_COUNTS[t.rate_counts]
+    out = {}
+    for label, side in (("lr", "receiver"), ("lr-rev", "sender")):
+        eg = Egress(rate_mbit=t.rate_mbit, queue=queue, delay_ms=one_way,
+                    size_overhead=overhead)
+        eg.validate()
+        out[label] = (em.interfaces[side], eg)
+    return out
+
+
+def flow_specs(flows: List[Flow], duration: float) -> List[FlowSpec]:
+    """The flows as flowgen lines, each end in its host's own namespace ("-")."""
+    return [FlowSpec(id=f.id, kind=f.kind, src_ns="-", dst_ns="-", src_addr=f.src_addr,
+                     dst_addr=f.dst_addr, port=f.port, cport=f.cport,
+                     cc="-" if f.kind == "cbr" else f.cc, start_s=f.start_s,
+                     seconds=flow_seconds(f, duration),
+                     rate_bps=0.0, pkt_bytes=0) for f in flows]
+
+
+def _q(args: List[Any]) -> str:
+    return " ".join(shlex.quote(str(a)) for a in args)
+
+
+@dataclass
+class Job:
+    """A process started on a host: its name (files NAME.out/.err/.status/.pid)."""
+
+    host: str
+    name: str
+    ready: bool = True          # prints "ready" on stdout when it is
+
+
+@dataclass
+class HostPart:
+    """What one host does in a case."""
+
+    host: Host
+    send: List[Flow] = field(default_factory=list)
+    recv: List[Flow] = field(default_factory=list)
+    ccs: List[str] = field(default_factory=list)
+
+
+def merge_flowgen(sides: List[Dict[str, Any]], ref_real: float, ref_mono: float
+                  ) -> Dict[str, Any]:
+    """One flowgen result from the send and receive sides of several hosts.
+
+    Every time is put on the reference's clock (the first sender host's go):
+    a side whose go was ``g`` (CLOCK_REALTIME) has its times moved by
+    ``g - ref_real``.  A flow takes its sender's start, stop, algorithm,
+    tcp_info and retransmissions, and its receiver's intervals, bytes and
+    end (and a CBR flow its loss).
+    """
+    flows: Dict[str, Dict[str, Any]] = {}
+    order: List[str] = []
+    interval = sides[0]["interval_s"] if sides else 1.0
+    stopped = None
+    for doc in sides:
+        shift = float(doc["go_realtime"]) - ref_real
+        stopped = stopped or doc.get("stopped")
+        for f in doc["flows"]:
+            cur = flows.setdefault(f["id"], {})
+            if f["id"] not in order:
+                order.append(f["id"])
+            mv = (lambda t: None if t is None else t + shift)  # noqa: E731
+            if doc.get("side") == "send":
+                for k in ("kind", "port", "cport", "cc_requested", "cc", "start_s", "seconds",
+                          "bytes_sent", "retransmits", "tcp_info", "rate_bps", "pkt_bytes"):
+                    if k in f:
+                        cur[k] = f[k]
+                for k in ("started", "connected", "stopped"):
+                    cur[k] = mv(f.get(k))
+                cur["retrans"] = [[t + shift, n] for t, n in f.get("retrans", [])]
+                if f.get("error"):
+                    cur["error"] = f"sender: {f['error']}"
+            else:
+                for k in ("kind", "port", "cport", "bytes_received", "packets_sent",
+                          "packets_received", "out_of_order", "lost_pct"):
+                    if k in f:
+                        cur[k] = f[k]
+                cur.setdefault("start_s", f.get("start_s"))
+                cur.setdefault("seconds", f.get("seconds"))
+                cur["recv_end"] = mv(f.get("recv_end"))
+                cur["intervals"] = [[a + shift, b + shift, n] for a, b, n in f["intervals"]]
+                if f.get("error") and not cur.get("error"):
+                    cur["error"] = f"receiver: {f['error']}"
+    out = []
+    for fid in order:
+        f = flows[fid]
+        f.setdefault("error", None)
+        f.setdefault("intervals", [])
+        f.setdefault("bytes_received", 0)
+        f.setdefault("retrans", [])
+        for k in ("started", "stopped", "recv_end"):
+            f.setdefault(k, None)
+        out.append({"id": fid, **f})
+    return {"flowgen": 1, "interval_s": interval, "go_monotonic": ref_mono,
+            "go_realtime": ref_real, "times": "seconds from go", "stopped": stopped,
+            "merged_from": [d.get("host") for d in sides], "flows": out}
+
+
+def rebase_queue_csv(text: str, shift: float) -> str:
+    """queue-LINK.csv with every ``t`` moved by ``shift`` seconds (another host's clock)."""
+    lines = text.splitlines()
+    if not lines or shift == 0:
+        return text
+    out = [lines[0]]
+    for ln in lines[1:]:
+        t, sep, rest = ln.partition(",")
+        out.append(f"{float(t) + shift:.6f}{sep}{rest}" if sep else ln)
+    return "\n".join(out) + "\n"
+
+
+def rebase_jsonl(text: str, shift: float) -> str:
+    if shift == 0:
+        return text
+    out = []
+    for ln in text.splitlines():
+        obj = json.loads(ln)
+        obj["t"] = obj["t"] + shift
+        out.append(json.dumps(obj))
+    return "\n".join(out) + ("\n" if out else "")
+
+
+class HostCase:
+    """One case of a run on the inventory's hosts (the run's :class:`RemoteRun`)."""
+
+    def __init__(self, run: "RemoteRunLike", case: Case, case_dir: Path, log: Log):
+        self.run_ctx, self.case, self.dir, self.log = run, case, case_dir, log
+        self.inv: Inventory = run.inventory
+        self.conn: Connections = run.connections
+        self.jobs: List[Job] = []
+        self.touched: List[str] = []            # hosts with a restore.sh of this case
+
+    # -- paths -------------------------------------------------------------------
+    def cw(self, host: Host) -> str:
+        return f"{self.run_ctx.workdir(host)}/{self.case.id}"
+
+    def bindir(self, host: Host) -> str:
+        return f"{self.run_ctx.workdir(host)}/bin"
+
+    def sh(self, host: Host, script: str, timeout: float = 60.0, check: bool = True) -> str:
+        try:
+            return self.conn[host.name].run(script, timeout=timeout, check=check).out
+        except HostError as exc:
+            raise RunError(f"{self.case.id}: {exc}"
+                           f"{' (lost during the case)' if exc.lost else ''}") from exc
+
+    # -- the case -----------------------------------------------------------------------
+    def run(self) -> Dict[str, Any]:
+        case = self.case
+        self.dir.mkdir(parents=True, exist_ok=True)
+        node_host = map_nodes(case, self.inv)
+        egress = emulator_stages(case, self.inv)
+        topo = HostTopology(node_host, self.inv.emulator, egress)
+        try:
+            plan = plan_case(case, topo)        # type: ignore[arg-type]
+        except PlanError as exc:
+            raise RunError(str(exc)) from None
+        if not plan.flows:
+            raise RunError(f"{case.id}: no bulk or CBR flow to run")
+        parts = self._parts(plan, node_host)
+        hosts = [p.host for p in parts.values()] + ([self.inv.emulator] if self.inv.emulator
+                                                    else [])
+        (self.dir / "hosts.json").write_text(json.dumps(
+            {"nodes": {n: h.name for n, h in node_host.items()},
+             "inventory": self.inv.public()}, indent=1))
+        try:
+            for h in hosts:
+                self.run_ctx.clean_stale(h)
+                self.sh(h, f"rm -rf {shlex.quote(self.cw(h))} && mkdir -p {shlex.quote(self.cw(h))}")
+            self._setup(parts, egress)
+            before = self._clocks(parts)
+            pairs0 = self._timepairs(hosts)
+            t0 = self._traffic(parts, egress, plan)
+            after = self._clocks(parts)
+            self._fetch(parts, hosts, egress, pairs0)
+        finally:
+            self._cleanup(hosts)
+        pairs = sorted({(node_host[f.src].name, node_host[f.dst].name) for f in plan.flows
+                        if f.group in ("fwd", "minority")})
+        bounds = [pair_bound(self.inv.host(s), self.inv.host(r), before, after)
+                  for s, r in pairs]
+        (self.dir / "clock.json").write_text(json.dumps(
+            {"before": {n: c.__dict__ for n, c in before.items()},
+             "after": {n: c.__dict__ for n, c in after.items()}, "pairs": bounds}, indent=1))
+        result = collect(case, self.dir, topo, plan, t0, False, self.log)  # type: ignore[arg-type]
+        bound, basis = worst(bounds)
+        flows = json.loads((self.dir / "flows.json").read_text())
+        samples = []
+        try:
+            for p in sorted(self.dir.glob("tcp-*.jsonl")):
+                samples += list(read_tcp_jsonl(p, p.stem[4:]))
+        except RunDirError as exc:
+            raise RunError(f"{case.id}: {exc}") from None
+        ow = oneway(samples, flows, result["t_start"], result["t_end"], bound, basis)
+        result["oneway"] = ow
+        result["clock_bound_ms"] = bound
+        result.update(flat(ow))
+        result["hosts"] = {n: h.name for n, h in node_host.items()}
+        return result
+
+    def _parts(self, plan: Plan, node_host: Dict[str, Host]) -> Dict[str, HostPart]:
+        parts: Dict[str, HostPart] = {}
+        for f in plan.flows:
+            s, r = node_host[f.src], node_host[f.dst]
+            parts.setdefault(s.name, HostPart(s)).send.append(f)
+            parts.setdefault(r.name, HostPart(r)).recv.append(f)
+            if f.kind == "bulk" and f.cc not in parts[s.name].ccs:
+                parts[s.name].ccs.append(f.cc)
+        return parts
+
+    # -- set up and undo -----------------------------------------------------------------
+    def _setup(self, parts: Dict[str, HostPart], egress: Dict[str, Tuple[str, Egress]]) -> None:
+        sc = self.case.scenario
+        t = sc.topology
+        ecn = any(eg.queue is not None and eg.queue.ecn for _, eg in egress.values())
+        rmem, wmem = socket_buffers(t.rate_mbit, max(t.rtts_ms))
+        for part in parts.values():
+            h = part.host
+            sysctls = {"net.ipv4.tcp_ecn": "1" if ecn else "0",
+                       "net.ipv4.tcp_no_metrics_save": "1",
+                       "net.ipv4.tcp_rmem": f"4096 131072 {rmem}",
+                       "net.ipv4.tcp_wmem": f"4096 16384 {wmem}"}
+            lines = [f"cd {shlex.quote(self.cw(h))}", ": > restore.sh"]
+            for k, v in sysctls.items():
+                path = "/proc/sys/" + k.replace(".", "/")
+                lines.append(f"printf 'echo %s > {path}\\n' \"$(cat {path} | tr '\\t' ' ')\" "
+                             f">> restore.sh && echo {shlex.quote(v)} > {path}")
+            for cc in part.ccs:
+                mod = {"sync": "tcp_sync", "mixreact": "tcp_mixreact", "etcp": "tcp_etcp"}.get(cc)
+                lines.append(f"grep -qw {cc} /proc/sys/net/ipv4/tcp_available_congestion_control"
+                             f" || modprobe {mod or 'tcp_' + cc}")
+                params = dict(sc.module_params.get(cc, {}))
+                if cc in VARIANT_CCS:
+                    params["variant"] = sc.variant
+                for name, value in params.items():
+                    p = f"/sys/module/{mod}/parameters/{name}"
+                    lines.append(f"printf 'echo %s > {p}\\n' \"$(cat {p})\" >> restore.sh && "
+                                 f"echo {shlex.quote(str(value))} > {p}")
+            script = "\n".join(["set -e", *lines]) + "\n"
+            (self.dir / f"setup-{h.name}.sh").write_text(script)
+            self.touched.append(h.name)
+            self.sh(h, self.run_ctx.privileged(h, script))
+        em = self.inv.emulator
+        if egress and em is not None:
+            tc = []
+            for dev in sorted({d for d, _ in egress.values()}):
+                tc.append(f"tc qdisc del dev {dev} root 2>/dev/null || true")
+            for label, (dev, eg) in egress.items():
+                tc += ["tc " + " ".join(c) for c in eg.tc_commands(dev)]
+            restore = "".join(f"tc qdisc del dev {d} root 2>/dev/null || true\n"
+                              for d in sorted({d for d, _ in egress.values()}))
+            script = (f"set -e\ncd {shlex.quote(self.cw(em))}\n"
+                      f"printf %s {shlex.quote(restore)} > restore.sh\n" + "\n".join(tc) + "\n")
+            (self.dir / "topology.sh").write_text(script)
+            self.touched.append(em.name)
+            self.sh(em, self.run_ctx.privileged(em, script))
+
+    def _cleanup(self, hosts: List[Host]) -> None:
+        """Stop this case's processes and undo its settings on every host still reachable
+        (one that is not gets it at the next contact: :meth:`RemoteRun.clean_stale`)."""
+        for h in hosts:
+            try:
+                self.conn[h.name].run(self.run_ctx.privileged(h, self.run_ctx.stop_script(
+                    self.cw(h))), timeout=60, check=False)
+            except HostError:
+                continue
+
+    # -- clocks -------------------------------------------------------------------------
+    def _clocks(self, parts: Dict[str, HostPart]) -> Dict[str, clocks.HostClock]:
+        """Each end host's clock now: ``chronyc -c tracking`` and ``boot_id``."""
+        out: Dict[str, clocks.HostClock] = {}
+        for part in parts.values():
+            h = part.host
+            facts, _ = parse_probe(self.sh(h, CLOCK_PROBE, timeout=30, check=False))
+            out[h.name] = clock_of(h, facts)
+        return out
+
+    def _timepairs(self, hosts: List[Host]) -> Dict[str, Dict[str, float]]:
+        out = {}
+        for h in hosts:
+            text = self.sh(h, TIMEPAIR, timeout=30)
+            out[h.name] = json.loads(text.strip().splitlines()[-1])
+        return out
+
+    # -- processes -------------------------------------------------------------------------
+    def _start(self, host: Host, name: str, argv: List[Any], limit: float, env: str = "",
+               ready: bool = True, stdout: str = "") -> None:
+        cw = self.cw(host)
+        script = self.run_ctx.job_script(cw, name, argv, limit, env, stdout)
+        (self.dir / f"{name}-{host.name}.sh").write_text(script)
+        self.sh(host, self.run_ctx.privileged(host, script))
+        self.jobs.append(Job(host.name, name, ready))
+
+    def _traffic(self, parts: Dict[str, HostPart], egress: Dict[str, Tuple[str, Egress]],
+                 plan: Plan) -> float:
+        sc = self.case.scenario
+        dur = sc.duration_s
+        hz = self.run_ctx.diag_hz
+        em = self.inv.emulator
+        sampler_limit = dur + 600
+        labels = [p[0] for p in _measured(self.case, egress)]
+        if em is not None and labels:
+            args: List[Any] = [f"{self.bindir(em)}/qsampler"]
+            for label in labels:
+                dev, eg = egress[label]
+                args += ["-i", dev, "-p", eg.leaf_parent(), "-o", f"queue-{label}.csv"]
+            args += ["-r", self.run_ctx.queue_hz, "-d", sampler_limit]
+            self._start(em, "qsampler", args, sampler_limit + 30)
+        fg_limit = limit_for(flow_specs(plan.flows, dur))
+        for part in parts.values():
+            h = part.host
+            if part.send and any(f.kind == "bulk" for f in part.send):
+                self._start(h, "sampler", ["python3", "-m", "synctcp_testbed.measure.sampler",
+                                           f"--diag=-:*:tcp-{h.name}.jsonl", "--hz", hz,
+                                           "--max-seconds", sampler_limit],
+                            sampler_limit + 30, env=f"PYTHONPATH={self.bindir(h)}/py.zip")
+        for part in parts.values():
+            h = part.host
+            for side, flows in (("recv", part.recv), ("send", part.send)):
+                if not flows:
+                    continue
+                conf = config_text(flow_specs(flows, dur))
+                (self.dir / f"flowgen-{h.name}-{side}.conf").write_text(conf)
+                self.conn[h.name].put_files({f"flowgen-{side}.conf": conf.encode()}, self.cw(h))
+                self.sh(h, f"cd {shlex.quote(self.cw(h))} && rm -f go-{side} && mkfifo go-{side}")
+                self._start(h, f"flowgen-{side}",
+                            [f"{self.bindir(h)}/flowgen", "-c", f"flowgen-{side}.conf", "-o",
+                             f"flowgen-{side}.json", "-i", "1", "-l", f"{fg_limit:g}", "--side",
+                             side, "--go-file", f"go-{side}"], fg_limit + 30)
+        self._wait_ready()
+        self.log(f"{self.case.id}: {len(plan.flows)} flows on "
+                 f"{', '.join(sorted(parts))}{' through ' + em.name if em and egress else ''}, "
+                 f"{dur:g} s")
+        # receivers first: each side's intervals start at its own go
+        for side in ("recv", "send"):
+            for part in parts.values():
+                if (part.recv if side == "recv" else part.send):
+                    self.sh(part.host, f"cd {shlex.quote(self.cw(part.host))} && "
+                            f"exec 3> go-{side} && exec 3>&-", timeout=30)
+        t0 = time.monotonic()
+        self._wait_flowgen(fg_limit + 60)
+        return t0
+
+    def _status(self) -> Dict[Tuple[str, str], Dict[str, str]]:
+        """Each job's out (first line), status and last error line, one SSH call per host."""
+        out: Dict[Tuple[str, str], Dict[str, str]] = {}
+        by_host: Dict[str, List[Job]] = {}
+        for j in self.jobs:
+            by_host.setdefault(j.host, []).append(j)
+        for name, jobs in by_host.items():
+            h = self.inv.host(name)
+            script = f"cd {shlex.quote(self.cw(h))} && for j in {' '.join(j.name for j in jobs)}; do " \
+                     "printf '%s\\t%s\\t%s\\t%s\\n' \"$j\" \"$(head -c 64 $j.out 2>/dev/null | " \
+                     "head -1)\" \"$(cat $j.status 2>/dev/null)\" \"$(tail -1 $j.err 2>/dev/null)\"; done"
+            for line in self.sh(h, script, timeout=30).splitlines():
+                f = line.split("\t")
+                if len(f) == 4:
+                    out[(name, f[0])] = {"out": f[1], "status": f[2], "err": f[3]}
+        return out
+
+    def _wait_ready(self, timeout: float = 300.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            st = self._status()
+            pending = []
+            for j in self.jobs:
+                s = st.get((j.host, j.name), {})
+                if s.get("status"):
+                    raise RunError(f"{self.case.id}: {j.name} on {j.host} exited with status "
+                                   f"{s['status']} before it was ready: {s.get('err') or 'no message'}")
+                if j.ready and "ready" not in s.get("out", ""):
+                    pending.append(f"{j.name} on {j.host}")
+            if not pending:
+                return
+            time.sleep(0.5)
+        raise RunError(f"{self.case.id}: not ready after {timeout:g} s: {', '.join(pending)}")
+
+    def _wait_flowgen(self, limit: float) -> None:
+        deadline = time.monotonic() + limit
+        fg = [j for j in self.jobs if j.name.startswith("flowgen-")]
+        while time.monotonic() < deadline:
+            time.sleep(POLL_S)
+            st = self._status()
+            for j in self.jobs:
+                s = st.get((j.host, j.name), {})
+                if j.name.startswith("flowgen-") and s.get("status") not in (None, "", "0", "1"):
+                    raise RunError(f"{self.case.id}: {j.name} on {j.host} exited with status "
+                                   f"{s['status']}: {s.get('err') or 'no message'}")
+            if all(st.get((j.host, j.name), {}).get("status") for j in fg):
+                return
+        raise RunError(f"{self.case.id}: the flows did not finish within {limit:g} s")
+
+    # -- back home --------------------------------------------------------------------------
+    def _fetch(self, parts: Dict[str, HostPart], hosts: List[Host],
+               egress: Dict[str, Tuple[str, Egress]], pairs0: Dict[str, Dict[str, float]]) -> None:
+        """Stop the samplers, copy every host's files back, merge them into the case directory."""
+        for h in hosts:
+            self.sh(h, self.run_ctx.privileged(h, self.run_ctx.stop_script(self.cw(h),
+                                                                              samplers_only=True)),
+                    timeout=90)
+        got: Dict[str, Path] = {}
+        stage = self.dir / ".hosts"
+        for h in hosts:
+            dest = stage / h.name
+            try:
+                self.conn[h.name].get_dir(self.cw(h), dest)
+            except HostError as exc:
+                raise RunError(f"{self.case.id}: {exc}") from exc
+            got[h.name] = dest
+        sides: List[Dict[str, Any]] = []
+        logs: List[str] = []
+        statuses: List[int] = []
+        for part in parts.values():
+            for side in ("recv", "send"):
+                p = got[part.host.name] / f"flowgen-{side}.json"
+                if not (part.recv if side == "recv" else part.send):
+                    continue
+                err = got[part.host.name] / f"flowgen-{side}.err"
+                if err.exists() and err.read_text().strip():
+                    logs += [f"{part.host.name} {side}: {ln}" for ln in err.read_text().splitlines()]
+                st = got[part.host.name] / f"flowgen-{side}.status"
+                if st.exists() and st.read_text().strip().isdigit():
+                    statuses.append(int(st.read_text().strip()))
+                try:
+                    doc = json.loads(p.read_text())
+                    parse_result(p.read_text())
+                except (OSError, ValueError, FlowgenError) as exc:
+                    raise RunError(f"{self.case.id}: no flowgen result from {part.host.name} "
+                                   f"({side}): {exc}{' | ' + logs[-1] if logs else ''}") from None
+                doc["host"] = part.host.name
+                sides.append(doc)
+        send0 = next(d for d in sides if d["side"] == "send")
+        ref_real, ref_mono = float(send0["go_realtime"]), float(send0["go_monotonic"])
+        merged = merge_flowgen(sides, ref_real, ref_mono)
+        (self.dir / FLOWGEN_OUT).write_text(json.dumps(merged, indent=1))
+        (self.dir / FLOWGEN_LOG).write_text("".join(ln + "\n" for ln in logs))
+        (self.dir / FLOWGEN_STATUS).write_text(f"{max(statuses) if statuses else 1}\n")
+        (self.dir / FLOWGEN_CONF).write_text("".join(
+            f"# {p.name}\n{p.read_text()}" for p in sorted(self.dir.glob("flowgen-*.conf"))))
+
+        def shift(host: str) -> float:
+            """Seconds from ``host``'s CLOCK_MONOTONIC to the reference's."""
+            tp = pairs0[host]
+            return (tp["realtime"] - tp["monotonic"]) - (ref_real - ref_mono)
+
+        em = self.inv.emulator
+        if em is not None:
+            for label in egress:
+                src = got[em.name] / f"queue-{label}.csv"
+                if src.exists():
+                    (self.dir / src.name).write_text(rebase_queue_csv(src.read_text(),
+                                                                      shift(em.name)))
+        for part in parts.values():
+            h = part.host
+            d = got[h.name]
+            for p in d.glob("tcp-*.jsonl"):
+                (self.dir / p.name).write_text(rebase_jsonl(p.read_text(), shift(h.name)))
+        for h in hosts:
+            for name in ("qsampler.err", "sampler.err"):
+                p = got[h.name] / name
+                if p.exists() and p.read_text().strip():
+                    (self.dir / f"{name[:-4]}-{h.name}.log").write_text(p.read_text())
+        host_json = {"hosts": {h.name: {"timepair": pairs0.get(h.name)} for h in hosts},
+                     "reference_clock": f"CLOCK_MONOTONIC of {send0['host']} (its go: "
+                                        f"{ref_mono:.6f})"}
+        (self.dir / "host.json").write_text(json.dumps(host_json, indent=1))
+
+
+#: the clock terms of :mod:`.preflight`'s probe, alone
+CLOCK_PROBE = r"""echo "boot_id=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)"
+command -v chronyc >/dev/null 2>&1 && echo "have_chronyc=1" && echo "tracking=$(timeout 5 chronyc -c tracking 2>/dev/null | head -n 1)"
+echo probe=done
+"""
+#: CLOCK_REALTIME and CLOCK_MONOTONIC read back to back (the smallest span of 5)
+TIMEPAIR = ("python3 -c 'import json, time\n"
+            "best = None\n"
+            "for _ in range(5):\n"
+            "    m0 = time.clock_gettime(time.CLOCK_MONOTONIC); r = time.time(); "
+            "m1 = time.clock_gettime(time.CLOCK_MONOTONIC)\n"
+            "    c = {\"realtime\": r, \"monotonic\": (m0 + m1) / 2, \"span_s\": m1 - m0}\n"
+            "    best = c if best is None or c[\"span_s\"] < best[\"span_s\"] else best\n"
+            "print(json.dumps(best))'")
+
+
+def pair_bound(s: Host, r: Host, before: Dict[str, clocks.HostClock],
+               after: Dict[str, clocks.HostClock]) -> Dict[str, Any]:
+    """The clock bound of one sender/receiver pair over a case (the larger of before
+    and after; None without one) and its basis."""
+    b0 = clocks.pair_bound_s(before[s.name], before[r.name])
+    b1 = clocks.pair_bound_s(after[s.name], after[r.name])
+    bound = clocks.case_bound_s(b0, b1)
+    return {"sender": s.name, "receiver": r.name,
+            "bound_ms": None if bound is None else bound * 1e3,
+            "basis": clocks.pair_basis(before[s.name], before[r.name])}
+
+
+def worst(bounds: List[Dict[str, Any]]) -> Tuple[Optional[float], str]:
+    """The largest bound of a case's pairs (None if a pair has none), and its basis."""
+    if not bounds:
+        return None, "no pairs"
+    none = [b for b in bounds if b["bound_ms"] is None]
+    if none:
+        return None, none[0]["basis"]
+    top = max(bounds, key=lambda b: b["bound_ms"])
+    return float(top["bound_ms"]), top["basis"]
+
+
+def _measured(case: Case, egress: Dict[str, Tuple[str, Egress]]) -> List[Tuple[str, str]]:
+    want = case.scenario.topology.measure
+    labels = [lb for lb in egress if not want or lb in want]
+    unknown = set(want) - set(egress) if egress else set()
+    if unknown:
+        raise RunError(f"topology.measure: no link {', '.join(sorted(unknown))} on the emulator; "
+                       f"links: {', '.join(egress)}")
+    return [(lb, egress[lb][0]) for lb in labels]
+
+
+class RemoteRunLike(Protocol):
+    """The run-wide context a :class:`HostCase` uses (:class:`.run.RemoteRun`)."""
+
+    inventory: Inventory
+    connections: Connections
+    diag_hz: float
+    queue_hz: float
+
+    def workdir(self, host: Host) -> str: ...
+    def privileged(self, host: Host, script: str) -> str: ...
+    def job_script(self, cw: str, name: str, argv: List[Any], limit: float, env: str,
+                   stdout: str) -> str: ...
+    def stop_script(self, cw: str, samplers_only: bool = False) -> str: ...
+    def clean_stale(self, host: Host) -> None: ...

@@ -1,0 +1,152 @@
+"""``synctcp-testbed run SCENARIO --hosts`` over SSH on the namespace hosts of
+remote/lab.py (issue 30): the same figures as the local runner on the same
+topology, a host lost in the middle of a case, ``--resume``, and nothing
+left running on a host afterwards."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Dict, Iterator, List
+
+import pytest
+
+from synctcp_testbed.network.netns import pids_in_netns
+from synctcp_testbed.remote import lab as labmod
+from synctcp_testbed.remote.lab import Lab
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="namespaces need root")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SCENARIO = """\
+name = "hosts-{name}"
+description = "bulk flows through the emulator host"
+cc = {cc}
+aqm = ["droptail"]
+duration_s = 30
+warmup_s = 5
+seed = 1
+ceiling = false
+
+[topology]
+kind = "dumbbell"
+rate_mbit = 20
+rtts_ms = [40]
+queue_pkts = 100
+measure = ["lr"]
+"""
+
+
+def _scenario(tmp: Path, name: str, ccs: List[str]) -> Path:
+    p = tmp / f"{name}.toml"
+    p.write_text(SCENARIO.format(name=name, cc=json.dumps(ccs)))
+    return p
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "synctcp_testbed.cli", "run", "--no-report",
+                           *args], capture_output=True, text=True, timeout=900)
+
+
+def _cases(rundir: Path) -> Dict[str, Dict[str, Any]]:
+    return {c["id"]: c for c in json.loads((rundir / "summary.json").read_text())["cases"]}
+
+
+def _leftovers() -> List[str]:
+    """Every process in a lab namespace but the hosts' sshd listeners."""
+    out = []
+    for pid in pids_in_netns(labmod.namespaces()):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+        except OSError:
+            continue
+        if not (cmd.startswith("/usr/sbin/sshd -f ") or cmd.startswith("sshd: /usr/sbin/sshd")):
+            out.append(f"{pid} {cmd}")
+    return out
+
+
+@pytest.fixture
+def lab_dir(tmp_path: Path) -> Iterator[Path]:
+    yield tmp_path / "lab"
+    labmod.down(tmp_path / "lab")
+
+
+@pytest.mark.figures
+def test_over_ssh_the_figures_of_the_local_runner(lab_dir: Path, tmp_path: Path) -> None:
+    # the hosts have the module, as DKMS would install it (they share this kernel)
+    if "sync" not in Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text():
+        subprocess.run(["insmod", str(ROOT / "kmod" / "tcp_sync.ko")], check=True)
+    hosts = Lab(lab_dir, senders=1, emulator=True).up()
+    sc = _scenario(tmp_path, "equal", ["reno", "cubic", "sync"])
+    remote = _run(str(sc), "--hosts", str(hosts), "--out", str(tmp_path / "remote"))
+    assert remote.returncode == 0, remote.stderr[-3000:]
+    assert _leftovers() == []
+    labmod.down(lab_dir)
+    local = _run(str(sc), "--out", str(tmp_path / "local"))
+    assert local.returncode == 0, local.stderr[-3000:]
+    got, want = _cases(tmp_path / "remote"), _cases(tmp_path / "local")
+    assert sorted(got) == sorted(want) == ["cubic-droptail", "reno-droptail", "sync-droptail"]
+    for cid in sorted(got):
+        g, w = got[cid], want[cid]
+        gb, wb = g["bottlenecks"][0], w["bottlenecks"][0]
+        line = (f"{cid}: goodput {g['goodput_mbit']:.4f} / {w['goodput_mbit']:.4f} Mbit/s, "
+                f"mean queue {gb['mean_pkts']:.2f} / {wb['mean_pkts']:.2f} packets, "
+                f"drops {gb['drops']} / {wb['drops']} (over SSH / local)")
+        print(f"FIGURES {line}")
+        if cid == "sync-droptail":
+            # its queue follows the phase of its cuts, which the microseconds the
+            # two runners' own work takes move: 19.00 against 19.76 packets when
+            # measured (docs/real-hosts.md); the loss-based cases are the check
+            continue
+        assert abs(g["goodput_mbit"] / w["goodput_mbit"] - 1) <= 0.01, line
+        assert abs(gb["mean_pkts"] / wb["mean_pkts"] - 1) <= 0.01, line
+        assert abs(gb["drops"] - wb["drops"]) <= max(2, 0.01 * wb["drops"]), line
+    # one kernel's clock: the one-way figures with a bound of 0 (the sync case)
+    s = got["sync-droptail"]
+    assert s["clock_bound_ms"] == 0.0 and s["qdelay_ms"] > 0 and s["ott_ms"] > 0, s
+    meta = json.loads((tmp_path / "remote" / "meta.json").read_text())
+    assert meta["platform"] == "hosts" and "key" not in json.dumps(meta["hosts"])
+
+
+def test_a_host_lost_fails_its_case_the_others_run_and_resume_finishes(
+        lab_dir: Path, tmp_path: Path) -> None:
+    hosts = Lab(lab_dir, senders=1, emulator=True).up()
+    sc = _scenario(tmp_path, "faults", ["reno", "cubic"])
+    out = tmp_path / "run"
+    first = out / "reno-droptail"
+
+    def lose_during_the_first_case() -> None:
+        deadline = time.monotonic() + 300
+        while not (first / "flowgen-send-s1.sh").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(2)                   # its flows are running
+        labmod.lose(lab_dir, "r1")
+        while not (first / "error.txt").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        labmod.lose(lab_dir, "r1", lost=False)
+
+    t = threading.Thread(target=lose_during_the_first_case)
+    t.start()
+    res = _run(str(sc), "--hosts", str(hosts), "--out", str(out))
+    t.join()
+    assert res.returncode == 1, res.stderr[-3000:]
+    why = (first / "error.txt").read_text()
+    assert "r1" in why and ("lost" in why or "no answer" in why), why
+    assert (out / "cubic-droptail" / "result.json").is_file()
+    assert not (first / "result.json").exists()
+    assert _leftovers() == []
+    again = _run("--resume", str(out), "--hosts", str(hosts))
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert sorted(_cases(out)) == ["cubic-droptail", "reno-droptail"]
+    assert _leftovers() == []
+    # keys and passwords never reach the run directory
+    key = Path(lab_dir / "id").read_text().splitlines()[1]
+    for p in out.rglob("*"):
+        if p.is_file():
+            assert key not in p.read_text(errors="replace"), p
