@@ -147,6 +147,9 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.variant is not None:
         sc = updated(sc, "command line", variant=args.variant)
     sc.validate()
+    if sc.topology.kind == "path" and args.hosts is None:
+        raise ScenarioError(f"{args.scenario}: topology.kind path is the real path between "
+                            f"hosts: run it with --hosts HOSTS.toml (docs/real-hosts.md)")
     ccs, aqms = _csv(args.cc), _csv(args.aqm)
     cases = sc.cases(ccs, aqms)
     if not cases:
@@ -325,21 +328,35 @@ def print_summary(rundir: Path) -> None:
     if summary.get("repeat", 1) > 1:
         print_groups(rundir, summary)
         return
+    from .analysis.oneway import pm, warnings
+
     cases = summary["cases"]
+    # runs on hosts (docs/real-hosts.md): the senders' one-way figures with their bound
+    oneway = any(c.get("oneway") for c in cases)
     table = Table(title=f"{summary['scenario']}: {rundir}")
-    for col in ("case", "link", "util %", "drop %", "mark %", "avg queue", "goodput Mbit/s",
-                "retrans", "goodput/reno", "queue/reno", "goodput/cubic", "queue/cubic"):
+    cols = ["case", "link", "util %", "drop %", "mark %", "avg queue", "goodput Mbit/s",
+            "retrans", "goodput/reno", "queue/reno", "goodput/cubic", "queue/cubic"]
+    for col in cols + (["qdelay (OTT)", "OTT"] if oneway else []):
         table.add_column(col, justify="left" if col in ("case", "link") else "right")
     for c in cases:
-        for b in c["bottlenecks"]:
-            row = [c["id"], b["link"], f"{100 * b['utilization']:.1f}", f"{b['drop_pct']:.2f}",
-                   f"{b['mark_pct']:.2f}", f"{b['mean_pkts']:.1f}", f"{c['goodput_mbit']:.2f}",
-                   str(c["retransmits"])]
+        # a case on a real path measures no queue of its own: one row without a link
+        for b in c["bottlenecks"] or [None]:
+            row = [c["id"], b["link"] if b else "-"]
+            row += [f"{100 * b['utilization']:.1f}", f"{b['drop_pct']:.2f}",
+                    f"{b['mark_pct']:.2f}", f"{b['mean_pkts']:.1f}"] if b else ["-"] * 4
+            row += [f"{c['goodput_mbit']:.2f}", str(c["retransmits"])]
             for ref in ("reno", "cubic"):
                 row += [_ratio(ratio_to(cases, c, ref, "goodput_mbit")),
-                        _ratio(ratio_to(cases, c, ref, f"{b['link']}.mean_pkts"))]
+                        _ratio(ratio_to(cases, c, ref, f"{b['link']}.mean_pkts") if b else None)]
+            if oneway:
+                o = c.get("oneway") or {}
+                row += [pm(o.get("qdelay_ms"), o.get("qdelay_bound_ms")),
+                        pm(o.get("ott_ms"), o.get("ott_bound_ms"))]
             table.add_row(*row)
-    Console(width=max(Console().width, 150)).print(table)
+    console = Console(width=max(Console().width, 190 if oneway else 150))
+    console.print(table)
+    for line in warnings(cases):
+        console.print(f"[yellow]{line}[/yellow]")
 
 
 def print_groups(rundir: Path, summary: Dict[str, Any]) -> None:

@@ -150,3 +150,28 @@ def test_a_host_lost_fails_its_case_the_others_run_and_resume_finishes(
     for p in out.rglob("*"):
         if p.is_file():
             assert key not in p.read_text(errors="replace"), p
+
+
+def test_a_path_scenario_over_the_real_path_with_its_one_way_bounds(
+        lab_dir: Path, tmp_path: Path) -> None:
+    """Kind path: nothing emulated by the run, the lab's own WAN (10 Mbit/s, 40 ms,
+    50 packets) is the path; sync's queuing delay carries the peer's tick as its bound
+    and its absolute OTT none (RFC 7323 timestamps, no synchronised clock)."""
+    if "sync" not in Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text():
+        subprocess.run(["insmod", str(ROOT / "kmod" / "tcp_sync.ko")], check=True)
+    hosts = Lab(lab_dir, senders=1, rate_mbit=10, delay_ms=40, queue_pkts=50).up()
+    sc = tmp_path / "path.toml"
+    sc.write_text('name = "hosts-path"\ndescription = "the real path"\ncc = ["reno", "sync"]\n'
+                  'aqm = ["droptail"]\nduration_s = 15\nwarmup_s = 3\nseed = 1\n\n'
+                  '[topology]\nkind = "path"\nrate_mbit = 10\nrtts_ms = [40]\n')
+    res = _run(str(sc), "--hosts", str(hosts), "--out", str(tmp_path / "run"))
+    assert res.returncode == 0, res.stderr[-3000:]
+    got = _cases(tmp_path / "run")
+    for cid, c in got.items():
+        print(f"FIGURES {cid}: goodput {c['goodput_mbit']:.3f} Mbit/s, "
+              f"qdelay {c.get('qdelay_ms')} ± {c.get('qdelay_bound_ms')} ms")
+        assert c["bottlenecks"] == [] and c["goodput_mbit"] >= 0.9 * 10, c
+    s = got["sync-droptail"]["oneway"]
+    assert s["source"] == "ts" and s["qdelay_ms"] > 0 and s["qdelay_bound_ms"] == 1.0, s
+    assert s["ott_bound_ms"] is None and "not" in s["note"], s
+    assert _leftovers() == []

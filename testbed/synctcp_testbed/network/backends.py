@@ -19,6 +19,7 @@ import importlib
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..scenario import MSS_BYTES, RATE_COUNTS, Case
+from .netns import TopologyError
 from .topology import Topology, chain, dumbbell, parking_lot
 
 Builder = Callable[[Case, str], Topology]
@@ -88,6 +89,9 @@ def build_topology(case: Case, prefix: str = "st") -> Topology:
     window = t.window_segs * MSS_BYTES if t.window_segs else None
     common: Dict[str, Any] = dict(access_rate_mbit=t.access_rate_mbit, rcv_window_bytes=window,
                                   prefix=prefix, offloads=t.offloads, mtu=t.mtu)
+    if t.kind == "path":
+        raise TopologyError("topology.kind path is the real path between hosts: run it with "
+                            "--hosts HOSTS.toml (docs/real-hosts.md)")
     if t.kind == "dumbbell":
         topo = dumbbell(t.rtts_ms, t.rate_mbit, queue, link_delay_ms=t.link_delay_ms, **common)
     elif t.kind == "parking-lot":

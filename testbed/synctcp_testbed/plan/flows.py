@@ -81,7 +81,7 @@ def http_seed(seed: int, client: int) -> int:
 def pair_nodes(sc: Scenario) -> List[Tuple[str, str]]:
     """(sender-side node, receiver-side node) of each end-to-end pair."""
     n = len(sc.topology.rtts_ms)
-    if sc.topology.kind == "dumbbell":
+    if sc.topology.kind in ("dumbbell", "path"):
         return [(f"s{i}", f"r{i}") for i in range(1, n + 1)]
     return [(f"a{i}", f"b{i}") for i in range(1, n + 1)]
 

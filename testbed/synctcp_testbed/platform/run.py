@@ -105,6 +105,9 @@ def run_scenario(sc: Scenario, out: Path, ccs: Optional[List[str]] = None,
     Raises :class:`RunError` naming the cases that failed, after the others ran.
     """
     topology_builder(backend)       # refuse an unusable backend before anything runs
+    if sc.topology.kind == "path":
+        raise RunError("topology.kind path is the real path between hosts: run it with "
+                       "--hosts HOSTS.toml (docs/real-hosts.md)")
     try:
         plat = choose(platform)
         njobs = check_jobs(plat, jobs)

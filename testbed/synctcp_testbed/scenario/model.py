@@ -26,7 +26,10 @@ from .keys import items, num, shown, sweep_error
 
 #: sender MSS on a 1500-byte MTU with timestamps (what "segments" means here)
 MSS_BYTES = 1448
-KINDS = ("dumbbell", "parking-lot", "chain")
+KINDS = ("dumbbell", "parking-lot", "chain", "path")
+#: kinds whose links this tool builds; "path" is the real path between the hosts of
+#: ``run --hosts`` (docs/real-hosts.md): nothing emulated
+BUILT_KINDS = ("dumbbell", "parking-lot", "chain")
 #: what a link's rate counts, and the size-table overhead that makes it so
 RATE_COUNTS = {"frame": 0, "ip": -14}
 SWEEPABLE = ("rate_mbit", "queue_pkts", "http_load_pct", "bulk_rev", "rev_load", "flows_per_pair",
@@ -320,7 +323,7 @@ class Scenario:
         if t.kind in KINDS and needs("topology.kind", "topology.link_delay_ms", "topology.routers",
                                      "topology.hops", "topology.rtts_ms"):
             core = t.link_delay_ms * {"dumbbell": 1, "parking-lot": t.routers - 1,
-                                      "chain": t.hops}[t.kind]
+                                      "chain": t.hops, "path": 0}[t.kind]
             if min(t.rtts_ms) < 2 * core:
                 out.append(f"topology.rtts_ms: {min(t.rtts_ms):g} ms is below the core's own "
                            f"RTT of {2 * core:g} ms")
