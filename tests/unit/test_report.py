@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import html
 import json
 import os
 import re
@@ -451,3 +452,25 @@ def test_report_prints_the_ceiling_and_warns_below_95_percent(
     assert ("carried less than 95% of the link in cubic-ceiling" in html_text) == warned
     assert "80 simulated s in 100 instance wall s (0.8 simulated s per wall s), 2 at once" \
         in html_text
+
+
+def test_report_shows_one_way_figures_with_their_bounds_and_warns(tmp_path: Path) -> None:
+    """A run on hosts (docs/real-hosts.md): each case's queuing delay, OTT and min OTT
+    as value ± bound, the clocks' basis, and the warning of analysis/oneway.py."""
+    from synctcp_testbed.analysis.report import render_report
+
+    root = make_run(tmp_path / "run", with_samples=False)
+    summary = json.loads((root / "summary.json").read_text())
+    first = summary["cases"][0]
+    first["oneway"] = {"source": "owts", "samples": 40, "ott_ms": 22.5, "min_ott_ms": 20.0,
+                       "qdelay_ms": 2.5, "qdelay_bound_ms": 0.6, "ott_bound_ms": 0.3,
+                       "clock_bound_ms": 0.3, "clock_basis": "dc1: chrony PPS; dc2: chrony PPS",
+                       "note": "the option's OTT within the clocks' bound"}
+    (root / "summary.json").write_text(json.dumps(summary))
+    html_text = render_report(load_run(root), [])
+    t = parse(html_text).tables
+    assert cell(t["oneway"], first["id"], "queuing delay") == "2.50 \u00b1 0.60 ms"
+    assert cell(t["oneway"], first["id"], "OTT") == "22.50 \u00b1 0.30 ms"
+    assert cell(t["oneway"], first["id"], "min OTT") == "20.00 \u00b1 0.30 ms"
+    assert f"{first['id']}: the queuing delay's bound \u00b10.600 ms exceeds a tenth" \
+        in html.unescape(html_text)
