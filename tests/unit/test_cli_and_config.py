@@ -79,5 +79,23 @@ def test_format_socket_shows_telemetry() -> None:
                               "qdelay_us": 1500, "max_qdelay_us": 60000, "signals": 1,
                               "reductions": 1, "loss_seen": True, "congested": False})
     line = format_socket(st)
-    assert "src:ts" in line and "qdelay:1.5ms" in line and "max_qdelay:60.0ms" in line
+    assert "src:ts" in line and "qdelay:1.5ms\u00b11.00ms" in line
+    assert "max_qdelay:60.0ms\u00b11.00ms" in line and "min_ott:0.0ms\u00b1?" in line
     assert "[loss_seen]" in line
+
+
+def test_format_socket_bounds_follow_the_source() -> None:
+    """Timestamps: the queuing delay to the peer's tick, no bound on min OTT; the
+    option: min OTT within the pair's clock bound, the queuing delay within twice it
+    (unknown without one); RTT-sourced: no one-way figure, no bound."""
+    def line(source: str, bound: "float | None" = None, hz: int = 1000) -> str:
+        st = SocketState(family=2, src="10.0.0.1", sport=1, dst="10.0.0.2", dport=2, state=1,
+                         cc="sync", tcp_info={}, synctcp={"source": source, "peer_clock_hz": hz,
+                                                          "min_ott_us": 20000, "qdelay_us": 2500})
+        return format_socket(st, bound)
+
+    assert "qdelay:2.5ms\u00b10.10ms" in line("ts", hz=10000)
+    assert "min_ott:20.0ms\u00b10.25ms" in line("option", 0.25)
+    assert "qdelay:2.5ms\u00b10.50ms" in line("option", 0.25)
+    assert "min_ott:20.0ms\u00b1?" in line("option") and "qdelay:2.5ms\u00b1?" in line("option")
+    assert "min_ott:20.0ms " in line("rtt") + " " and "\u00b1" not in line("rtt")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -55,8 +56,22 @@ def _fmt_us(us: Optional[int]) -> str:
     return "-" if us is None else f"{us / 1000:.1f}ms"
 
 
-def format_socket(st: SocketState) -> str:
-    """One line per socket, in the spirit of ``ss -ti``."""
+def _pm_us(us: Optional[int], bound_ms: Optional[float], known: bool) -> str:
+    """``11.6ms±1.0ms``; ``±?`` where the figure's error is unknown (``known`` False)."""
+    if us is None:
+        return "-"
+    if not known:
+        return f"{_fmt_us(us)}\u00b1?"
+    # a bound rounds up: never shown smaller than it is
+    return _fmt_us(us) + ("" if bound_ms is None else
+                          f"\u00b1{math.ceil(bound_ms * 100 - 1e-9) / 100:.2f}ms")
+
+
+def format_socket(st: SocketState, clock_bound_ms: Optional[float] = None) -> str:
+    """One line per socket, in the spirit of ``ss -ti``; sync's OTT figures with their
+    bounds (:func:`synctcp.clock.ott_bounds`: the peer's tick for a queuing delay from
+    timestamps, none for their OTT; ``clock_bound_ms``, the pair's clock bound, for the
+    option's)."""
     head = f"{st.src}:{st.sport} -> {st.dst}:{st.dport} {st.cc or '?'}"
     ti = st.tcp_info
     parts = [head, f"cwnd:{ti.get('cwnd', '-')}", f"rtt:{_fmt_us(ti.get('rtt_us'))}",
@@ -66,10 +81,18 @@ def format_socket(st: SocketState) -> str:
         parts.append(f"src:{s['source']}")
         if s.get("peer_clock_hz"):
             parts.append(f"peer_clock:{s['peer_clock_hz']}Hz")
+        ott_b, q_b, _ = clock.ott_bounds(s["source"], s.get("peer_clock_hz"), clock_bound_ms)
+        one_way = s["source"] in ("ts", "option")
         for key, label in (("min_ott_us", "min_ott"), ("qdelay_us", "qdelay"),
                            ("qdelay_avg_us", "qdelay_avg"), ("max_qdelay_us", "max_qdelay")):
-            if key in s:
+            if key not in s:
+                continue
+            if not one_way:
                 parts.append(f"{label}:{_fmt_us(s[key])}")
+            elif key == "min_ott_us":
+                parts.append(f"{label}:{_pm_us(s[key], ott_b, ott_b is not None)}")
+            else:
+                parts.append(f"{label}:{_pm_us(s[key], q_b, q_b is not None)}")
         for key in ("signals", "reductions"):
             if key in s:
                 parts.append(f"{key}:{s[key]}")
@@ -115,7 +138,7 @@ def cmd_ss(args: argparse.Namespace) -> int:
             print(json.dumps({"time": time.time(), "sockets": [s.as_dict() for s in socks]}), flush=True)
         else:
             for s in socks:
-                print(format_socket(s))
+                print(format_socket(s, args.clock_bound_ms))
             if args.watch:
                 print(flush=True)
         rounds += 1
@@ -154,6 +177,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--watch", type=float, metavar="SEC",
                    help="repeat every SEC seconds until interrupted (default: once)")
     s.add_argument("--count", type=int, default=0, help="with --watch: stop after N rounds")
+    s.add_argument("--clock-bound-ms", type=float, metavar="MS",
+                   help="the bound of the two hosts' clock difference (synctcp-testbed hosts "
+                        "check prints it): the one-way-timestamp option's min OTT is shown "
+                        "within it, its queuing delay within twice it (default: unknown, ±?)")
     s.set_defaults(func=cmd_ss)
 
     _trace.add_parser(sub)

@@ -346,6 +346,35 @@ CLASS_TYPICAL = {"pps": "< ~10 µs", "phc": "< ~10 µs", "gps-nmea": "~1-100 ms"
 DEFAULT_MAX_ERROR_US = 100.0
 
 
+def ott_bounds(source: str, peer_clock_hz: Any, clock_bound_ms: Optional[float]
+               ) -> Tuple[Optional[float], Optional[float], str]:
+    """The error bounds (ms) of an absolute OTT and of a queuing delay over it, from
+    the source the module measured them with, and what they mean.
+
+    ``option`` (tcp_option/): receiver's clock minus sender's, off by at most the
+    pair's clock bound ``clock_bound_ms`` (None: unknown); the queuing delay, a
+    difference of two such OTTs, by at most twice it.  ``ts`` (RFC 7323): the
+    peer's TS clock is no wall clock, so the OTT has no bound, while the queuing
+    delay is exact to one tick of it (1 ms at Linux's 1000 Hz unless the module
+    measured another rate; "other": unknown).  Anything else (``rtt``): none.
+    """
+    if source == "option":
+        if clock_bound_ms is None:
+            return None, None, ("absolute OTT (one-way-timestamp option) without a synchronized "
+                                "clock on both hosts: its error is unknown; the queuing delay "
+                                "does not depend on the clocks' offset, only on their drift")
+        return clock_bound_ms, 2 * clock_bound_ms, (
+            "absolute OTT (one-way-timestamp option): off by at most the clocks' bound; the "
+            "queuing delay by at most twice it")
+    if source == "ts":
+        tick = (1e3 / peer_clock_hz if isinstance(peer_clock_hz, (int, float)) and
+                peer_clock_hz > 0 else None if peer_clock_hz == "other" else 1.0)
+        return None, tick, ("RFC 7323 timestamps, no synchronized clock: the queuing delay is "
+                            "exact (a difference of one clock, to its tick); the absolute OTT "
+                            "and min OTT are not (they hold the two clocks' unknown offset)")
+    return None, None, f"source {source}: no one-way figure (the delay includes the reverse path)"
+
+
 def chrony_bound_us(tr: Dict[str, Any]) -> float:
     """chrony's bound on the system clock's error (chronyc tracking docs):
     |system time offset| + root dispersion + root delay / 2."""

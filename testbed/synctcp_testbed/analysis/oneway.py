@@ -27,6 +27,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
+from synctcp.clock import ott_bounds
+
 from .rundir import TcpSample
 
 #: the report warns when a queuing delay's bound exceeds this fraction of it
@@ -84,26 +86,8 @@ def oneway(samples: Iterable[TcpSample], flows: List[Dict[str, Any]], t_start: f
         "qdelay_ms": sum(qd) / len(qd), "qdelay_max_ms": qmax,
         "clock_bound_ms": clock_bound_ms, "clock_basis": clock_basis,
     }
-    if source == "option":
-        out["ott_bound_ms"] = clock_bound_ms
-        out["qdelay_bound_ms"] = None if clock_bound_ms is None else 2 * clock_bound_ms
-        out["note"] = ("absolute OTT (one-way-timestamp option): off by at most the clocks' "
-                       "bound; the queuing delay by at most twice it" if clock_bound_ms is not None
-                       else "absolute OTT (one-way-timestamp option) without a synchronized clock "
-                       "on both hosts: its error is unknown; the queuing delay does not depend "
-                       "on the clocks' offset, only on their drift over the case")
-    elif source == "ts":
-        # Linux's TS clock ticks at 1 kHz (TCP_TS_HZ) unless the telemetry says otherwise
-        tick = (1e3 / hz if isinstance(hz, (int, float)) and hz > 0
-                else None if hz == "other" else 1.0)
-        out["ott_bound_ms"] = None
-        out["qdelay_bound_ms"] = tick
-        out["note"] = ("RFC 7323 timestamps, no synchronized clock: the queuing delay is exact "
-                       "(a difference of one clock, to its tick); the absolute OTT and min OTT "
-                       "are not (they hold the two clocks' unknown offset)")
-    else:
-        out["ott_bound_ms"] = out["qdelay_bound_ms"] = None
-        out["note"] = f"source {source}: no one-way figure (the delay includes the reverse path)"
+    out["ott_bound_ms"], out["qdelay_bound_ms"], out["note"] = ott_bounds(
+        source, hz, clock_bound_ms)
     return out
 
 
