@@ -17,6 +17,7 @@ programs are a failure (``make setup`` installs them), not a skip.
 from __future__ import annotations
 
 import datetime as dt
+import html
 import json
 import os
 import shutil
@@ -31,6 +32,7 @@ import pytest
 
 from synctcp.cli import main
 from synctcp.clock import chrony_bound_us, parse_sources_csv, parse_tracking_csv
+from synctcp_testbed.remote.clocks import host_clock, pair_basis, pair_bound_s
 
 PROGRAMS = ("gpsfake", "gpsd", "chronyd", "chronyc")
 #: High halves of the SysV shm keys gpsd creates: "NT" (NTP0..NTP7) and "Gp"
@@ -194,3 +196,50 @@ def test_gpsfake_gpsd_chronyd_chain(chain: Dict[str, str], capsys: pytest.Captur
     print(text)
     assert rc == 1 and "reference GPS stratum 1" in text and "refclock GPS" in text
     assert "fix 3D" in text
+
+    # issue 30: the bound of a one-way delay between two hosts from this real
+    # chronyd's tracking (two readings as two hosts' of the same discipline:
+    # distinct boot ids, so the one-kernel shortcut does not apply), through
+    # the testbed's one-way figures into report.html
+    readings = [chronyc(chain["socket"], "tracking") for _ in range(2)]
+    a, b = (host_clock(name, text, boot) for name, text, boot in
+            (("dc1", readings[0], "boot-a"), ("dc2", readings[1], "boot-b")))
+    ta, tb = (parse_tracking_csv(r) for r in readings)
+    bound_s = pair_bound_s(a, b)
+    assert a.basis == "chrony GPS (stratum 1)" and bound_s is not None
+    assert bound_s == pytest.approx(
+        abs(ta["system_time_offset_s"] - tb["system_time_offset_s"])
+        + ta["root_dispersion_s"] + ta["root_delay_s"] / 2
+        + tb["root_dispersion_s"] + tb["root_delay_s"] / 2)
+    assert bound_s >= 0.2                       # half of each refclock's 0.2 s root delay
+    report_shows_the_bound(chain["dir"], bound_s * 1e3, pair_basis(a, b))
+
+
+def report_shows_the_bound(where: str, bound_ms: float, basis: str) -> None:
+    """A run whose sender measured OTT with the one-way-timestamp option: its report
+    gives OTT and queuing delay within that bound (and twice it)."""
+    import importlib.util
+
+    from synctcp_testbed.analysis.oneway import oneway, pm
+    from synctcp_testbed.analysis.report import render_report
+    from synctcp_testbed.analysis.rundir import TcpSample, load_run
+
+    spec = importlib.util.spec_from_file_location("test_report",
+                                                  Path(__file__).with_name("test_report.py"))
+    assert spec is not None and spec.loader is not None
+    tr = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tr)
+    root = tr.make_run(Path(where) / "run", with_samples=False)
+    summary = json.loads((root / "summary.json").read_text())
+    case = summary["cases"][0]
+    tel = {"module": "sync", "source": "option", "min_ott_us": 20000, "qdelay_us": 3000}
+    o = oneway([TcpSample("s1", 1.0, [{"sport": 40001, "dport": 5201, "synctcp": tel}])],
+               [{"group": "fwd", "kind": "bulk", "sport": 40001, "dport": 5201}], 0.0, 5.0,
+               bound_ms, basis)
+    assert o is not None and o["ott_bound_ms"] == bound_ms
+    case["oneway"] = o
+    (root / "summary.json").write_text(json.dumps(summary))
+    page = html.unescape(render_report(load_run(root), []))
+    print(f"report: OTT {pm(o['ott_ms'], o['ott_bound_ms'])}, queuing delay "
+          f"{pm(o['qdelay_ms'], o['qdelay_bound_ms'])} ({basis})")
+    assert pm(23.0, bound_ms) in page and pm(3.0, 2 * bound_ms) in page and basis in page
