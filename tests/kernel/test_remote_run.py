@@ -131,18 +131,30 @@ def test_a_host_lost_fails_its_case_the_others_run_and_resume_finishes(
             time.sleep(0.2)
         labmod.lose(lab_dir, "r1", lost=False)
 
+    # a host unreachable before the run: one line, exit 2, nothing run or written
+    labmod.lose(lab_dir, "r1")
+    gone = _run(str(sc), "--hosts", str(hosts), "--out", str(out))
+    labmod.lose(lab_dir, "r1", lost=False)
+    print(f"unreachable: exit {gone.returncode}: {gone.stderr.strip()}")
+    assert gone.returncode == 2 and gone.stderr.strip().splitlines() == [
+        "synctcp-testbed: host r1: no answer (timed out) (root@10.250.0.12:22); check: is the "
+        "host up and the address right? a firewall?"], gone.stderr
+    assert not (out / "meta.json").exists() and not (out / "reno-droptail").exists()
+
     t = threading.Thread(target=lose_during_the_first_case)
     t.start()
     res = _run(str(sc), "--hosts", str(hosts), "--out", str(out))
     t.join()
     assert res.returncode == 1, res.stderr[-3000:]
     why = (first / "error.txt").read_text()
+    print(f"lost mid-case: exit {res.returncode}; reno-droptail/error.txt: {why.strip()}")
     assert "r1" in why and ("lost" in why or "no answer" in why), why
     assert (out / "cubic-droptail" / "result.json").is_file()
     assert not (first / "result.json").exists()
     assert _leftovers() == []
     again = _run("--resume", str(out), "--hosts", str(hosts))
     assert again.returncode == 0, again.stderr[-3000:]
+    print(f"--resume: exit {again.returncode}; cases {sorted(_cases(out))}")
     assert sorted(_cases(out)) == ["cubic-droptail", "reno-droptail"]
     assert _leftovers() == []
     # keys and passwords never reach the run directory
