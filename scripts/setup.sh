@@ -20,6 +20,7 @@ pkgs=(build-essential bc flex bison libelf-dev kmod
       nginx apache2-utils   # a real web server and client: the kernel load test (50,000 connections)
       slurm-wlm munge   # --slurm and its test: a one-node Slurm the test runs itself
       mininet   # Mininet 2.3 (python3-mininet for the system python; no Open vSwitch: docs/mininet.md)
+      openssh-client   # synctcp-testbed hosts check, run --hosts: OpenSSH to the hosts (docs/real-hosts.md)
       mmdebstrap)   # uml/build-rootfs.sh: the UML instances' pinned user space (docs/platform.md)
 
 missing=()

@@ -49,7 +49,7 @@ def _scenario(tmp: Path, name: str, ccs: List[str]) -> Path:
     return p
 
 
-def _run(*args: str) -> subprocess.CompletedProcess:
+def _testbed(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "synctcp_testbed.cli", "run", "--no-report",
                            *args], capture_output=True, text=True, timeout=900)
 
@@ -84,11 +84,11 @@ def test_over_ssh_the_figures_of_the_local_runner(lab_dir: Path, tmp_path: Path)
         subprocess.run(["insmod", str(ROOT / "kmod" / "tcp_sync.ko")], check=True)
     hosts = Lab(lab_dir, senders=1, emulator=True).up()
     sc = _scenario(tmp_path, "equal", ["reno", "cubic", "sync"])
-    remote = _run(str(sc), "--hosts", str(hosts), "--out", str(tmp_path / "remote"))
+    remote = _testbed(str(sc), "--hosts", str(hosts), "--out", str(tmp_path / "remote"))
     assert remote.returncode == 0, remote.stderr[-3000:]
     assert _leftovers() == []
     labmod.down(lab_dir)
-    local = _run(str(sc), "--out", str(tmp_path / "local"))
+    local = _testbed(str(sc), "--out", str(tmp_path / "local"))
     assert local.returncode == 0, local.stderr[-3000:]
     got, want = _cases(tmp_path / "remote"), _cases(tmp_path / "local")
     assert sorted(got) == sorted(want) == ["cubic-droptail", "reno-droptail", "sync-droptail"]
@@ -133,7 +133,7 @@ def test_a_host_lost_fails_its_case_the_others_run_and_resume_finishes(
 
     # a host unreachable before the run: one line, exit 2, nothing run or written
     labmod.lose(lab_dir, "r1")
-    gone = _run(str(sc), "--hosts", str(hosts), "--out", str(out))
+    gone = _testbed(str(sc), "--hosts", str(hosts), "--out", str(out))
     labmod.lose(lab_dir, "r1", lost=False)
     print(f"unreachable: exit {gone.returncode}: {gone.stderr.strip()}")
     assert gone.returncode == 2 and gone.stderr.strip().splitlines() == [
@@ -143,7 +143,7 @@ def test_a_host_lost_fails_its_case_the_others_run_and_resume_finishes(
 
     t = threading.Thread(target=lose_during_the_first_case)
     t.start()
-    res = _run(str(sc), "--hosts", str(hosts), "--out", str(out))
+    res = _testbed(str(sc), "--hosts", str(hosts), "--out", str(out))
     t.join()
     assert res.returncode == 1, res.stderr[-3000:]
     why = (first / "error.txt").read_text()
@@ -152,7 +152,7 @@ def test_a_host_lost_fails_its_case_the_others_run_and_resume_finishes(
     assert (out / "cubic-droptail" / "result.json").is_file()
     assert not (first / "result.json").exists()
     assert _leftovers() == []
-    again = _run("--resume", str(out), "--hosts", str(hosts))
+    again = _testbed("--resume", str(out), "--hosts", str(hosts))
     assert again.returncode == 0, again.stderr[-3000:]
     print(f"--resume: exit {again.returncode}; cases {sorted(_cases(out))}")
     assert sorted(_cases(out)) == ["cubic-droptail", "reno-droptail"]
@@ -176,7 +176,7 @@ def test_a_path_scenario_over_the_real_path_with_its_one_way_bounds(
     sc.write_text('name = "hosts-path"\ndescription = "the real path"\ncc = ["reno", "sync"]\n'
                   'aqm = ["droptail"]\nduration_s = 15\nwarmup_s = 3\nseed = 1\n\n'
                   '[topology]\nkind = "path"\nrate_mbit = 10\nrtts_ms = [40]\n')
-    res = _run(str(sc), "--hosts", str(hosts), "--out", str(tmp_path / "run"))
+    res = _testbed(str(sc), "--hosts", str(hosts), "--out", str(tmp_path / "run"))
     assert res.returncode == 0, res.stderr[-3000:]
     got = _cases(tmp_path / "run")
     for cid, c in got.items():

@@ -63,7 +63,9 @@ COMMANDS: Dict[str, str] = {
     "qemu-system-x86_64": "qemu-system-x86", "busybox": "busybox-static",
     "ip": "iproute2", "tc": "iproute2", "ss": "iproute2",
     "nginx": "nginx", "ping": "iputils-ping", "iperf3": "iperf3", "stress-ng": "stress-ng", "nice": "coreutils", "seq": "coreutils", "tcpdump": "tcpdump", "ethtool": "ethtool",
-    "sysctl": "procps", "ps": "procps", "pkill": "procps",
+    "sysctl": "procps", "ps": "procps", "pkill": "procps", "pgrep": "procps",
+    # remote/ (docs/real-hosts.md): the orchestrator's OpenSSH; sshd is the UML image's
+    "ssh": "openssh-client", "ssh-keygen": "openssh-client",
     "ipcrm": "util-linux", "dmesg": "util-linux",
     "python3": "python3-minimal", "pip3": "python3-pip",
     "dkms": "dkms", "mokutil": "mokutil", "openssl": "openssl",

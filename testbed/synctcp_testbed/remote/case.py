@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple
 
+from synctcp.modctl import module_of
+
 from ..analysis.oneway import flat, oneway
 from ..analysis.rundir import RunDirError, read_tcp_jsonl
 from ..case.collect import collect
@@ -359,9 +361,9 @@ class HostCase:
                 lines.append(f"printf 'echo %s > {path}\\n' \"$(cat {path} | tr '\\t' ' ')\" "
                              f">> restore.sh && echo {shlex.quote(v)} > {path}")
             for cc in part.ccs:
-                mod = {"sync": "tcp_sync", "mixreact": "tcp_mixreact", "etcp": "tcp_etcp"}.get(cc)
+                mod = module_of(cc) or f"tcp_{cc}"
                 lines.append(f"grep -qw {cc} /proc/sys/net/ipv4/tcp_available_congestion_control"
-                             f" || modprobe {mod or 'tcp_' + cc}")
+                             f" || modprobe {mod}")
                 params = dict(sc.module_params.get(cc, {}))
                 if cc in VARIANT_CCS:
                     params["variant"] = sc.variant
