@@ -183,6 +183,7 @@ struct synctcp_qdelay {
 	u64 starve_start_us;	/* local time the starving stretch began */
 	u64 starve_sum_us;	/* sum of the stretch's signals (us) ... */
 	u32 starve_n;		/* ... and their number */
+	u32 starve_peak_us;	/* the stretch's largest signal */
 	u16 rejects;		/* implausible samples in a row */
 	bool loss_seen;		/* a loss after the first sample: max is trusted */
 	bool early_loss;	/* a loss before it (variant "best") */
@@ -219,18 +220,20 @@ static inline bool synctcp_qdelay_valid(const struct synctcp_qdelay *q)
  * every sample is above its threshold, it cuts once a round trip at a cwnd
  * of 2 or 3, and never loses again (docs/peers.md, "A fairness defect").
  * So while the maximum is provisional, a flow that starves -- cwnd at most
- * SYNCTCP_QDELAY_STARVE_CWND and every sample signalling, without a loss,
- * for SYNCTCP_QDELAY_STARVE_RTTS round trips -- raises it to the maximum
- * whose threshold is the stretch's mean signal, by half at most.  The
- * others hold the queue below their own thresholds, so the mean puts the
- * flow's threshold within the band of theirs, a little below the top: it
- * may grow whenever they drain the queue, and does not take the queue from
- * them, as a maximum raised past theirs would (by half, from 47 to 71 ms
- * on a buffer of 62 ms, the first try did: it starved the others).  No
- * single sample moves it, and a receiver that forges delays moves it no
- * farther than the delays it forges, which only ever cut.  A
- * loss measured at a maximum of SYNCTCP_QDELAY_EARLY_MAX_US or more makes it
- * final (section 3.5.1).
+ * SYNCTCP_QDELAY_STARVE_CWND for SYNCTCP_QDELAY_STARVE_RTTS round trips,
+ * without a loss, while its signal was on average above its threshold --
+ * raises it to the maximum whose threshold is the stretch's largest signal,
+ * by half at most.  The others hold the queue at or below their own
+ * thresholds, so that puts the flow's threshold at the top of the queue's
+ * band, near theirs.  The signal is the detector's own (the standing queue,
+ * SyncMix's average): smoothed, so that no lone sample sets the peak, and
+ * the raise needs the stretch's mean too.  Each raise is by half at most,
+ * the next needs a stretch of its own, and the maximum never passes
+ * 100 / threshold-percent times the largest signal the flow measured: a
+ * receiver that forges delays moves it no farther than the delays it
+ * forges, which cut until then.  A loss measured at a maximum of
+ * SYNCTCP_QDELAY_EARLY_MAX_US or more makes the maximum final (section
+ * 3.5.1).
  */
 #define SYNCTCP_QDELAY_STARVE_CWND	4U
 #define SYNCTCP_QDELAY_STARVE_RTTS	16U

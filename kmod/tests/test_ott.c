@@ -635,9 +635,10 @@ static void starve_for(struct synctcp_qdelay *q, u32 signal_us, u32 cwnd,
 
 /*
  * Variant best: a maximum trusted from an early loss is provisional.  A
- * flow that signals at a cwnd of at most 4 for 16 round trips without a
- * loss raises it, by half at most per stretch, until its threshold is the
- * mean queue it sees; not from fewer round trips, not at a larger cwnd.
+ * flow at a cwnd of at most 4 for 16 round trips without a loss, whose
+ * mean signal was above its threshold, raises it to the maximum whose
+ * threshold is the stretch's largest signal, by half at most; not from
+ * fewer round trips, not at a larger cwnd, not when the mean is below.
  */
 TEST(a_starving_flow_raises_a_provisional_maximum_to_the_queue_it_sees)
 {
@@ -657,16 +658,26 @@ TEST(a_starving_flow_raises_a_provisional_maximum_to_the_queue_it_sees)
 	/* 27, then 40 ms (not 40.5): the threshold is the 10 ms queue */
 	starve_for(&q, 10000, 2, 2000000, 10000000);
 	CHECK_EQ(q.max_qdelay_us, 40000);
-	CHECK(!q.starving);
 	/* at a cwnd of 5 the flow is not starving */
 	starve_for(&q, 20000, 5, 20000000, 10000000);
 	CHECK_EQ(q.max_qdelay_us, 40000);
-	/* one sample below the threshold ends the stretch */
+	/* a cwnd of 5 ends the stretch */
 	starve_for(&q, 20000, 2, 40000000, 700000);
-	synctcp_qdelay_starving(&q, 5000, 25, 2, 40700000, 50000);
+	synctcp_qdelay_starving(&q, 20000, 25, 5, 40700000, 50000);
 	starve_for(&q, 20000, 2, 40710000, 700000);
 	CHECK_EQ(q.max_qdelay_us, 40000);
+	/* a queue of 5 and 12 ms in turn: the mean is below the threshold */
+	synctcp_qdelay_starving(&q, 20000, 25, 5, 44990000, 50000);
+	{
+		u64 t;
+
+		for (t = 0; t < 10000000; t += 10000)
+			synctcp_qdelay_starving(&q, t % 20000 ? 12000 : 5000,
+						25, 2, 45000000 + t, 50000);
+	}
+	CHECK_EQ(q.max_qdelay_us, 40000);
 	/* no srtt, no stretch */
+	synctcp_qdelay_starving(&q, 20000, 25, 5, 49990000, 50000);
 	{
 		u64 t;
 
@@ -675,15 +686,19 @@ TEST(a_starving_flow_raises_a_provisional_maximum_to_the_queue_it_sees)
 						50000000 + t, 0);
 	}
 	CHECK_EQ(q.max_qdelay_us, 40000);
-	/* a queue of 12 and 18 ms in turn: 60 ms, its mean's, no further */
+	/*
+	 * 12 and 20 ms in turn: 60 (80 would be more than half), then 80,
+	 * the threshold at the largest signal; no further: the mean is below
+	 */
+	synctcp_qdelay_starving(&q, 20000, 25, 5, 59990000, 50000);
 	{
 		u64 t;
 
 		for (t = 0; t < 10000000; t += 10000)
-			synctcp_qdelay_starving(&q, t % 20000 ? 18000 : 12000,
+			synctcp_qdelay_starving(&q, t % 20000 ? 20000 : 12000,
 						25, 2, 60000000 + t, 50000);
 	}
-	CHECK_NEAR(q.max_qdelay_us, 60000, 500);
+	CHECK_EQ(q.max_qdelay_us, 80000);
 }
 
 /* One sample of 200 ms in a stretch of 10 ms ones moves the maximum by half. */
