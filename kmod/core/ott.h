@@ -225,9 +225,11 @@ static inline bool synctcp_qdelay_valid(const struct synctcp_qdelay *q)
  * raises it to the maximum whose threshold is the stretch's largest signal,
  * by half at most.  The others hold the queue at or below their own
  * thresholds, so that puts the flow's threshold at the top of the queue's
- * band, near theirs.  The signal is the detector's own (the standing queue,
- * SyncMix's average): smoothed, so that no lone sample sets the peak, and
- * the raise needs the stretch's mean too.  Each raise is by half at most,
+ * band, near theirs.  The signal is the detector's own (tcp_sync's
+ * standing queue): smoothed, so that no lone sample sets the peak, and the
+ * raise needs the stretch's mean too.  MixReact does not use it: with
+ * SyncMix's average as the signal it doubled MixReact's queue on
+ * weigle-ftp (mixreact_cc.c).  Each raise is by half at most,
  * the next needs a stretch of its own, and the maximum never passes
  * 100 / threshold-percent times the largest signal the flow measured: a
  * receiver that forges delays moves it no farther than the delays it
