@@ -661,6 +661,7 @@ enum synctcp_ott_result synctcp_qdelay_sample_held(struct synctcp_qdelay *q,
 		    q->max_qdelay_us >= SYNCTCP_QDELAY_EARLY_MAX_US) {
 			q->loss_seen = true;
 			q->loss_max_us = q->max_qdelay_us;
+			q->provisional = true;
 		}
 		return res;
 	}
@@ -668,6 +669,64 @@ enum synctcp_ott_result synctcp_qdelay_sample_held(struct synctcp_qdelay *q,
 		return SYNCTCP_OTT_SKIP;
 	synctcp_qdelay_update(q, ott_us);
 	return res;
+}
+
+/**
+ * synctcp_qdelay_starving - raise a provisional maximum of a starving flow
+ * @q: estimator state (variant "best")
+ * @signal_us: the queuing delay the flow's detector compares to its
+ *	       threshold on this sample
+ * @thresh_pct: the detector's threshold, percent of the maximum
+ * @cwnd: cwnd now (segments)
+ * @now_us: local clock (us)
+ * @srtt_us: smoothed RTT (us), 0 when unknown
+ *
+ * Called on each sample the estimator took.  See SYNCTCP_QDELAY_STARVE_CWND:
+ * a stretch of SYNCTCP_QDELAY_STARVE_RTTS round trips at a cwnd of at most
+ * SYNCTCP_QDELAY_STARVE_CWND, without a loss, whose mean signal was above
+ * the threshold, says that the queue is someone else's and the provisional
+ * maximum too small.  It raises it to 100 / @thresh_pct times the stretch's
+ * largest signal, by half at most.  A larger cwnd or a loss ends the
+ * stretch.
+ */
+void synctcp_qdelay_starving(struct synctcp_qdelay *q, u32 signal_us,
+			     u32 thresh_pct, u32 cwnd, u64 now_us,
+			     u32 srtt_us)
+{
+	u64 raised;
+
+	if (!q->provisional || !srtt_us || !thresh_pct ||
+	    cwnd > SYNCTCP_QDELAY_STARVE_CWND) {
+		q->starving = false;
+		return;
+	}
+	if (!q->starving || now_us < q->starve_start_us) {
+		q->starving = true;
+		q->starve_start_us = now_us;
+		q->starve_sum_us = 0;
+		q->starve_n = 0;
+		q->starve_peak_us = 0;
+	}
+	if (q->starve_n < U32_MAX) {
+		q->starve_sum_us += signal_us;
+		q->starve_n++;
+	}
+	q->starve_peak_us = max_t(u32, q->starve_peak_us, signal_us);
+	if (now_us - q->starve_start_us <
+	    (u64)srtt_us * SYNCTCP_QDELAY_STARVE_RTTS)
+		return;
+	q->starving = false;
+	if (div_u64(q->starve_sum_us, q->starve_n) * 100 <=
+	    (u64)q->max_qdelay_us * thresh_pct)
+		return;
+	raised = div_u64((u64)q->starve_peak_us * 100, thresh_pct);
+	raised = min_t(u64, raised, (u64)q->max_qdelay_us * 3 / 2);
+	raised = min_t(u64, raised, U32_MAX);
+	if (raised <= q->max_qdelay_us)
+		return;
+	q->max_qdelay_us = (u32)raised;
+	q->max_ott_us = q->min_ott_us + q->max_qdelay_us;
+	q->loss_max_us = q->max_qdelay_us;
 }
 
 /**

@@ -180,9 +180,15 @@ struct synctcp_qdelay {
 	u32 max_qdelay_us;	/* largest queuing delay: max OTT - min OTT */
 	u32 loss_max_us;	/* max_qdelay_us at the last loss: a full queue */
 	u32 win_start;		/* local time the window began, us >> 10 */
+	u64 starve_start_us;	/* local time the starving stretch began */
+	u64 starve_sum_us;	/* sum of the stretch's signals (us) ... */
+	u32 starve_n;		/* ... and their number */
+	u32 starve_peak_us;	/* the stretch's largest signal */
 	u16 rejects;		/* implausible samples in a row */
 	bool loss_seen;		/* a loss after the first sample: max is trusted */
 	bool early_loss;	/* a loss before it (variant "best") */
+	bool provisional;	/* max trusted before it was measured (below) */
+	bool starving;		/* a starving stretch is on */
 	bool max_held;		/* max_ott_us is a held first sample's only */
 	bool all_time_min;	/* the dissertation's estimator (variant "paper") */
 };
@@ -203,12 +209,46 @@ static inline bool synctcp_qdelay_valid(const struct synctcp_qdelay *q)
  */
 #define SYNCTCP_QDELAY_EARLY_MAX_US	10000U
 
+/*
+ * Variant "best": a maximum trusted from an early loss, or from a loss
+ * measured before the maximum reached SYNCTCP_QDELAY_EARLY_MAX_US, is
+ * provisional.  The loss happened before the estimator could measure the
+ * queue, usually in another flow's slow-start overflow (on the dumbbell of
+ * docs/peers.md the late flows lost at a maximum of 0 to 1.5 ms), and what
+ * the flow measures afterwards is only the queue the others keep.  Too small,
+ * it starves the flow for good once the others keep the queue below full:
+ * every sample is above its threshold, it cuts once a round trip at a cwnd
+ * of 2 or 3, and never loses again (docs/peers.md, "A fairness defect").
+ * So while the maximum is provisional, a flow that starves -- cwnd at most
+ * SYNCTCP_QDELAY_STARVE_CWND for SYNCTCP_QDELAY_STARVE_RTTS round trips,
+ * without a loss, while its signal was on average above its threshold --
+ * raises it to the maximum whose threshold is the stretch's largest signal,
+ * by half at most.  The others hold the queue at or below their own
+ * thresholds, so that puts the flow's threshold at the top of the queue's
+ * band, near theirs.  The signal is the detector's own (tcp_sync's
+ * standing queue): smoothed, so that no lone sample sets the peak, and the
+ * raise needs the stretch's mean too.  MixReact does not use it: with
+ * SyncMix's average as the signal it doubled MixReact's queue on
+ * weigle-ftp (mixreact_cc.c).  Each raise is by half at most,
+ * the next needs a stretch of its own, and the maximum never passes
+ * 100 / threshold-percent times the largest signal the flow measured: a
+ * receiver that forges delays moves it no farther than the delays it
+ * forges, which cut until then.  A loss measured at a maximum of
+ * SYNCTCP_QDELAY_EARLY_MAX_US or more makes the maximum final (section
+ * 3.5.1).
+ */
+#define SYNCTCP_QDELAY_STARVE_CWND	4U
+#define SYNCTCP_QDELAY_STARVE_RTTS	16U
+
 /* A segment was lost (loss recovery or RTO started). */
 static inline void synctcp_qdelay_on_loss(struct synctcp_qdelay *q)
 {
+	q->starving = false;
 	if (synctcp_qdelay_valid(q)) {
 		q->loss_seen = true;
 		q->loss_max_us = q->max_qdelay_us;
+		q->provisional = !q->all_time_min &&
+				 q->max_qdelay_us < SYNCTCP_QDELAY_EARLY_MAX_US;
 	} else {
 		q->early_loss = true;
 	}
@@ -243,5 +283,8 @@ enum synctcp_ott_result synctcp_qdelay_sample(struct synctcp_qdelay *q,
 enum synctcp_ott_result synctcp_qdelay_sample_held(struct synctcp_qdelay *q,
 						   s64 ott_us, u64 now_us,
 						   u32 bound_us, bool held);
+void synctcp_qdelay_starving(struct synctcp_qdelay *q, u32 signal_us,
+			     u32 thresh_pct, u32 cwnd, u64 now_us,
+			     u32 srtt_us);
 
 #endif /* SYNCTCP_OTT_H */

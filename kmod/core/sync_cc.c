@@ -32,8 +32,9 @@ static void synctcp_sync_standing(struct synctcp_sync *s, u32 qdelay_us,
 
 /*
  * Variant "best": the standing queue signals; a cut drains the queue to
- * half the threshold; the mode decides whether delay signals count at
- * all, and when to probe the base.
+ * half the threshold; a starving flow raises a provisional maximum (ott.h);
+ * the mode decides whether delay signals count at all, and when to probe
+ * the base.
  */
 static void synctcp_sync_best(struct synctcp_sync *s,
 			      const struct synctcp_ack *a, u32 thresh_pct)
@@ -43,6 +44,8 @@ static void synctcp_sync_best(struct synctcp_sync *s,
 					  synctcp_sync_standing_us(s),
 					  thresh_pct);
 	s->signal = s->congested;
+	synctcp_qdelay_starving(&s->flow.q, synctcp_sync_standing_us(s),
+				thresh_pct, a->cwnd, a->now_us, a->srtt_us);
 	s->floor_us = (u32)div_u64((u64)s->flow.q.max_qdelay_us * thresh_pct,
 				   200);
 	switch (synctcp_mode_sample(&s->flow.mode, &s->flow.q, a->now_us,

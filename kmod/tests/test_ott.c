@@ -612,6 +612,162 @@ TEST(an_early_loss_counts_once_the_maximum_reaches_ten_ms)
 	CHECK(!q.early_loss && !q.loss_seen);
 }
 
+/* An estimator whose maximum of 12 ms an early loss made trusted. */
+static void early_loss_max_12ms(struct synctcp_qdelay *q, bool all_time_min)
+{
+	synctcp_qdelay_init(q, all_time_min);
+	synctcp_qdelay_on_loss(q);
+	synctcp_qdelay_sample_held(q, 20000, 0, 0, false);
+	synctcp_qdelay_sample_held(q, 32000, 10000, 0, false);
+	synctcp_qdelay_sample_held(q, 32000, 20000, 0, false);
+}
+
+/* Feed a starving flow's signal, one sample every 10 ms, from @t0_us. */
+static void starve_for(struct synctcp_qdelay *q, u32 signal_us, u32 cwnd,
+		       u64 t0_us, u64 len_us)
+{
+	u64 t;
+
+	for (t = 0; t < len_us; t += 10000)
+		synctcp_qdelay_starving(q, signal_us, 25, cwnd, t0_us + t,
+					50000);
+}
+
+/*
+ * Variant best: a maximum trusted from an early loss is provisional.  A
+ * flow at a cwnd of at most 4 for 16 round trips without a loss, whose
+ * mean signal was above its threshold, raises it to the maximum whose
+ * threshold is the stretch's largest signal, by half at most; not from
+ * fewer round trips, not at a larger cwnd, not when the mean is below.
+ */
+TEST(a_starving_flow_raises_a_provisional_maximum_to_the_queue_it_sees)
+{
+	struct synctcp_qdelay q;
+
+	early_loss_max_12ms(&q, false);
+	CHECK(q.loss_seen && q.provisional);
+	CHECK_EQ(q.max_qdelay_us, 12000);
+	/* a 10 ms queue, threshold 3 ms: 15 round trips of 50 ms, nothing */
+	starve_for(&q, 10000, 2, 1000000, 750000);
+	CHECK_EQ(q.max_qdelay_us, 12000);
+	/* the 16th: raised by half, and a new stretch begins */
+	starve_for(&q, 10000, 2, 1750000, 60000);
+	CHECK_EQ(q.max_qdelay_us, 18000);
+	CHECK_EQ(q.loss_max_us, 18000);
+	CHECK_EQ(q.max_ott_us - q.min_ott_us, 18000);
+	/* 27, then 40 ms (not 40.5): the threshold is the 10 ms queue */
+	starve_for(&q, 10000, 2, 2000000, 10000000);
+	CHECK_EQ(q.max_qdelay_us, 40000);
+	/* at a cwnd of 5 the flow is not starving */
+	starve_for(&q, 20000, 5, 20000000, 10000000);
+	CHECK_EQ(q.max_qdelay_us, 40000);
+	/* a cwnd of 5 ends the stretch */
+	starve_for(&q, 20000, 2, 40000000, 700000);
+	synctcp_qdelay_starving(&q, 20000, 25, 5, 40700000, 50000);
+	starve_for(&q, 20000, 2, 40710000, 700000);
+	CHECK_EQ(q.max_qdelay_us, 40000);
+	/* a queue of 5 and 12 ms in turn: the mean is below the threshold */
+	synctcp_qdelay_starving(&q, 20000, 25, 5, 44990000, 50000);
+	{
+		u64 t;
+
+		for (t = 0; t < 10000000; t += 10000)
+			synctcp_qdelay_starving(&q, t % 20000 ? 12000 : 5000,
+						25, 2, 45000000 + t, 50000);
+	}
+	CHECK_EQ(q.max_qdelay_us, 40000);
+	/* no srtt, no stretch */
+	synctcp_qdelay_starving(&q, 20000, 25, 5, 49990000, 50000);
+	{
+		u64 t;
+
+		for (t = 0; t < 10000000; t += 10000)
+			synctcp_qdelay_starving(&q, 40000, 25, 2,
+						50000000 + t, 0);
+	}
+	CHECK_EQ(q.max_qdelay_us, 40000);
+	/*
+	 * 12 and 20 ms in turn: 60 (80 would be more than half), then 80,
+	 * the threshold at the largest signal; no further: the mean is below
+	 */
+	synctcp_qdelay_starving(&q, 20000, 25, 5, 59990000, 50000);
+	{
+		u64 t;
+
+		for (t = 0; t < 10000000; t += 10000)
+			synctcp_qdelay_starving(&q, t % 20000 ? 20000 : 12000,
+						25, 2, 60000000 + t, 50000);
+	}
+	CHECK_EQ(q.max_qdelay_us, 80000);
+}
+
+/* One sample of 200 ms in a stretch of 10 ms ones moves the maximum by half. */
+TEST(a_lone_large_signal_raises_a_provisional_maximum_by_half_at_most)
+{
+	struct synctcp_qdelay q;
+
+	early_loss_max_12ms(&q, false);
+	synctcp_qdelay_starving(&q, 200000, 25, 2, 1000000, 50000);
+	starve_for(&q, 10000, 2, 1010000, 800000);
+	CHECK_EQ(q.max_qdelay_us, 18000);
+}
+
+/*
+ * A loss the estimator measured at a maximum of 10 ms or more makes the
+ * maximum final; a loss also ends the stretch.  A maximum trusted from such
+ * a loss, or the paper's estimator's, is never raised; one trusted from a
+ * loss measured at less is provisional.
+ */
+TEST(a_measured_loss_makes_the_maximum_final)
+{
+	struct synctcp_qdelay q, paper;
+
+	early_loss_max_12ms(&q, false);
+	starve_for(&q, 10000, 2, 1000000, 700000);
+	synctcp_qdelay_on_loss(&q);
+	CHECK(!q.starving && !q.provisional && q.loss_seen);
+	starve_for(&q, 10000, 2, 1710000, 10000000);
+	CHECK_EQ(q.max_qdelay_us, 12000);
+	CHECK_EQ(q.loss_max_us, 12000);
+
+	/* measured from the start */
+	synctcp_qdelay_init(&q, false);
+	synctcp_qdelay_sample_held(&q, 20000, 0, 0, false);
+	synctcp_qdelay_sample_held(&q, 32000, 10000, 0, false);
+	synctcp_qdelay_sample_held(&q, 32000, 20000, 0, false);
+	synctcp_qdelay_on_loss(&q);
+	CHECK(q.loss_seen && !q.provisional);
+	starve_for(&q, 10000, 2, 1000000, 10000000);
+	CHECK_EQ(q.max_qdelay_us, 12000);
+
+	/* a loss at a maximum of 9 ms: provisional, raised by half */
+	synctcp_qdelay_init(&q, false);
+	synctcp_qdelay_sample_held(&q, 20000, 0, 0, false);
+	synctcp_qdelay_sample_held(&q, 29000, 10000, 0, false);
+	synctcp_qdelay_sample_held(&q, 29000, 20000, 0, false);
+	synctcp_qdelay_on_loss(&q);
+	CHECK(q.loss_seen && q.provisional);
+	CHECK_EQ(q.max_qdelay_us, 9000);
+	starve_for(&q, 10000, 2, 1000000, 810000);
+	CHECK_EQ(q.max_qdelay_us, 13500);
+	/* a loss at 13.5 ms: final */
+	synctcp_qdelay_on_loss(&q);
+	CHECK(!q.provisional);
+	starve_for(&q, 10000, 2, 2000000, 10000000);
+	CHECK_EQ(q.max_qdelay_us, 13500);
+
+	/* the paper's estimator never counts the early loss */
+	early_loss_max_12ms(&paper, true);
+	CHECK(!paper.loss_seen && !paper.provisional);
+	starve_for(&paper, 10000, 2, 1000000, 10000000);
+	CHECK_EQ(paper.max_qdelay_us, 12000);
+
+	/* a reset forgets it all */
+	early_loss_max_12ms(&q, false);
+	synctcp_qdelay_reset(&q);
+	CHECK(!q.provisional && !q.starving);
+}
+
 /*
  * Item 2 of issue 15: nothing from the peer is trusted for ever.  The
  * samples of a 20 ms path with a 0-30 ms triangle queue, one every 2 ms
@@ -986,6 +1142,9 @@ static const struct harness_test tests[] = {
 	T(qdelay_is_ott_minus_min_and_max_is_max_minus_min),
 	T(loss_counts_only_once_sampled_and_reset_forgets_it),
 	T(an_early_loss_counts_once_the_maximum_reaches_ten_ms),
+	T(a_starving_flow_raises_a_provisional_maximum_to_the_queue_it_sees),
+	T(a_lone_large_signal_raises_a_provisional_maximum_by_half_at_most),
+	T(a_measured_loss_makes_the_maximum_final),
 	T(negative_offset_otts_are_handled),
 	T(forged_far_ott_is_rejected_and_steers_nothing),
 	T(forged_low_ott_within_the_bound_is_forgotten_by_the_prompt_estimator),

@@ -236,6 +236,52 @@ TEST(best_signals_on_the_standing_queue_not_on_bursts)
 	CHECK_EQ(k, 45);
 }
 
+/* One prompt ACK of an RTT-sourced connection at @cwnd. */
+static void ack_at(struct synctcp_sync *s, u64 now_us, u32 rtt_us, u32 cwnd)
+{
+	struct synctcp_ack a = {
+		.now_us = now_us, .rtt_us = (s32)rtt_us, .pkts_acked = 2,
+		.srtt_us = 50000, .min_rtt_us = 50000, .snd_una = 1000,
+		.snd_nxt = 200000, .cwnd = cwnd, .clamp = 10000,
+		.cwnd_limited = 1, .ca_open = 1,
+	};
+
+	synctcp_sync_on_ack(s, &a, SYNCTCP_SOURCE_RTT, SYNCTCP_SYNC_BEST_PCT);
+}
+
+/*
+ * docs/peers.md, "A fairness defect": a flow that lost at a maximum of
+ * 3 ms, in another flow's overflow, then sees only the 12 ms queue the
+ * others keep.  At a cwnd of 2 it raises its provisional maximum until
+ * its threshold (25%) is at that queue, 48 ms; at a cwnd of 100 it does
+ * not, nor does variant "paper".
+ */
+TEST(best_starving_flow_raises_its_provisional_maximum)
+{
+	static const u8 variants[] = { SYNCTCP_VARIANT_BEST,
+				       SYNCTCP_VARIANT_BEST,
+				       SYNCTCP_VARIANT_PAPER };
+	static const u32 cwnds[] = { 2, 100, 2 };
+	static const u32 maxima[] = { 48000, 12000, 12000 };
+	u32 v;
+
+	for (v = 0; v < 3; v++) {
+		struct synctcp_sync s;
+		u64 t = 0;
+
+		synctcp_sync_init(&s, variants[v]);
+		ack_at(&s, t += 1000, 50000, 10);
+		ack_at(&s, t += 1000, 53000, 10);
+		ack_at(&s, t += 1000, 53000, 10);
+		synctcp_sync_on_loss(&s, 0, t, 50000, 50000);
+		CHECK_EQ(s.flow.q.max_qdelay_us, 3000);
+		CHECK_EQ(s.flow.q.provisional, v == 0 || v == 1);
+		while (t < 20000000)
+			ack_at(&s, t += 1000, 62000, cwnds[v]);
+		CHECK_EQ(s.flow.q.max_qdelay_us, maxima[v]);
+	}
+}
+
 static const struct harness_test tests[] = {
 	T(paper_halves_on_a_loss_after_a_cut),
 	T(paper_recovery_does_not_hold_delay_cuts),
@@ -244,6 +290,7 @@ static const struct harness_test tests[] = {
 	T(best_increase_tapers_near_the_threshold),
 	T(best_cut_rounds_to_the_nearest_segment),
 	T(best_signals_on_the_standing_queue_not_on_bursts),
+	T(best_starving_flow_raises_its_provisional_maximum),
 };
 
 HARNESS_MAIN("sync_cc", tests)
