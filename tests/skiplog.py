@@ -3,7 +3,7 @@
 pyproject.toml loads it into every pytest run of this repository (``-p
 skiplog``); it does nothing unless ``SYNCTCP_SKIP_LOG`` names a directory.
 Then, at the end of the session, it writes one JSON object per skip (test
-id, reason, phase) to a file of its own there (``HOST-PID-RANDOM.jsonl``).  The
+id, reason, phase) to a file of its own there (``HOST[-UMLRUN]-PID-N.jsonl``, the first free N).  The
 variable reaches the UML instances and VMs (scripts/vmrun forwards
 ``SYNCTCP_*``), which write into the checkout like the tests' results.
 ``scripts/make-test`` sets it per part and holds the skips against the
@@ -53,10 +53,20 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     out = Path(where)
     out.mkdir(parents=True, exist_ok=True)
-    # UML instances booted alike give their pytest the same host name and
-    # pid, and own-instances runs them side by side: a random suffix keeps
-    # each session's file its own (drawn after the last test has run)
-    path = out / f"{socket.gethostname()}-{os.getpid()}-{os.urandom(4).hex()}.jsonl"
-    with path.open("x") as f:
-        for skip in _SKIPS:
-            f.write(json.dumps(skip) + "\n")
+    # UML instances booted alike give their pytest the same host name, pid and
+    # random numbers, and own-instances runs them side by side: the instance's
+    # own run directory (umlrun's, unique on the host) names it too, then the
+    # first free N
+    where_run = Path(os.environ.get("SYNCTCP_UML_RUNDIR", "")).name
+    stem = "-".join(p for p in (socket.gethostname(), where_run, str(os.getpid())) if p)
+    for n in range(10000):
+        path = out / f"{stem}-{n}.jsonl"
+        try:
+            f = path.open("x")
+        except FileExistsError:
+            continue
+        with f:
+            for skip in _SKIPS:
+                f.write(json.dumps(skip) + "\n")
+        return
+    raise RuntimeError(f"skiplog: no free file name in {out}")
