@@ -328,25 +328,32 @@ static int n_ns;
 static char cur_ns[NAME_LEN] = "-";
 static int home_ns = -1;
 
+/*
+ * A named namespace is entered with setns every time, as before --side
+ * existed: a run in namespaces makes exactly the system calls it made then
+ * (each one moves simulated time, docs/platform.md).  "-" is the namespace
+ * flowgen started in: no setns while still there (a host's own needs no
+ * privilege), and home_ns, opened before any setns when a config mixes "-"
+ * with named ones, to go back to.
+ */
 static void enter_ns(const char *name)
 {
 	char path[PATH_MAX];
 	int i, fd = -1;
 
-	if (!strcmp(cur_ns, name))
-		return;		/* never a setns for nothing: a host's own needs no privilege */
 	if (!strcmp(name, "-")) {
-		fd = home_ns;
-	} else {
-		if (home_ns < 0) {
-			home_ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-			if (home_ns < 0)
-				die2("cannot open /proc/self/ns/net: %s", strerror(errno));
-		}
-		for (i = 0; i < n_ns; i++)
-			if (!strcmp(ns_cache[i].name, name))
-				fd = ns_cache[i].fd;
+		if (!strcmp(cur_ns, "-"))
+			return;
+		if (home_ns < 0)
+			die2("no way back to flowgen's own namespace");
+		if (setns(home_ns, CLONE_NEWNET))
+			die2("cannot return to flowgen's namespace: %s", strerror(errno));
+		strcpy(cur_ns, "-");
+		return;
 	}
+	for (i = 0; i < n_ns; i++)
+		if (!strcmp(ns_cache[i].name, name))
+			fd = ns_cache[i].fd;
 	if (fd < 0) {
 		if (n_ns >= MAX_NS)
 			die2("more than %d namespaces", MAX_NS);
@@ -1079,6 +1086,13 @@ int main(int argc, char **argv)
 	ep_add(sfd, EPOLLIN, &e_sig);
 	signal(SIGPIPE, SIG_IGN);
 
+	/* a config that mixes "-" with named namespaces: the way back, first */
+	for (i = 0; i < nflows; i++)
+		if (home_ns < 0 && (!strcmp(flows[i].src_ns, "-") || !strcmp(flows[i].dst_ns, "-"))) {
+			home_ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+			if (home_ns < 0)
+				die2("cannot open /proc/self/ns/net: %s", strerror(errno));
+		}
 	/* all receivers first, then the senders (--side: only this host's ends) */
 	for (i = 0; i < nflows && side_recv; i++)
 		setup_receiver(&flows[i]);
@@ -1113,7 +1127,9 @@ int main(int argc, char **argv)
 	}
 	wait_go(gofd, go_file != NULL);
 	clock_gettime(CLOCK_MONOTONIC, &go_ts);
-	clock_gettime(CLOCK_REALTIME, &go_real);
+	/* a host's side only (run --hosts): a clock read more moves simulated time */
+	if (!side_send || !side_recv)
+		clock_gettime(CLOCK_REALTIME, &go_real);
 
 	next_ival = interval_s;
 	next = run_due(0);
