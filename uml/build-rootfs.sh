@@ -165,6 +165,9 @@ hook_python() {
 	# which of them py3compile or an import wrote, timestamped or hashed,
 	# varies from build to build
 	find "$root/usr" -name __pycache__ -type d -prune -exec rm -rf {} +
+	# openssh-server's postinst makes random host keys: another image every
+	# build (the namespace hosts of remote/lab.py bring their own)
+	rm -f "$root"/etc/ssh/ssh_host_*_key "$root"/etc/ssh/ssh_host_*_key.pub
 	# PID 1 of an instance: mounts the repository's uml/ and runs its init.sh
 	# (the image does not know where the repository is; scripts/umlrun does)
 	mkdir -p "$root/usr/lib/synctcp" "$root/usr/lib/modules"
