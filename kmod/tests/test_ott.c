@@ -623,14 +623,21 @@ static void early_loss_max_12ms(struct synctcp_qdelay *q, bool all_time_min)
 }
 
 /* Feed a starving flow's signal, one sample every 10 ms, from @t0_us. */
-static void starve_for(struct synctcp_qdelay *q, u32 signal_us, u32 cwnd,
-		       u64 t0_us, u64 len_us)
+/* A sample every 10 ms: signal @b on every other one (from the first), @a else. */
+static void starve_alt(struct synctcp_qdelay *q, u32 a_us, u32 b_us, u32 cwnd,
+		       u64 t0_us, u64 len_us, u32 srtt_us)
 {
 	u64 t;
 
 	for (t = 0; t < len_us; t += 10000)
-		synctcp_qdelay_starving(q, signal_us, 25, cwnd, t0_us + t,
-					50000);
+		synctcp_qdelay_starving(q, t % 20000 ? a_us : b_us, 25, cwnd,
+					t0_us + t, srtt_us);
+}
+
+static void starve_for(struct synctcp_qdelay *q, u32 signal_us, u32 cwnd,
+		       u64 t0_us, u64 len_us)
+{
+	starve_alt(q, signal_us, signal_us, cwnd, t0_us, len_us, 50000);
 }
 
 /*
@@ -668,36 +675,18 @@ TEST(a_starving_flow_raises_a_provisional_maximum_to_the_queue_it_sees)
 	CHECK_EQ(q.max_qdelay_us, 40000);
 	/* a queue of 5 and 12 ms in turn: the mean is below the threshold */
 	synctcp_qdelay_starving(&q, 20000, 25, 5, 44990000, 50000);
-	{
-		u64 t;
-
-		for (t = 0; t < 10000000; t += 10000)
-			synctcp_qdelay_starving(&q, t % 20000 ? 12000 : 5000,
-						25, 2, 45000000 + t, 50000);
-	}
+	starve_alt(&q, 12000, 5000, 2, 45000000, 10000000, 50000);
 	CHECK_EQ(q.max_qdelay_us, 40000);
 	/* no srtt, no stretch */
 	synctcp_qdelay_starving(&q, 20000, 25, 5, 49990000, 50000);
-	{
-		u64 t;
-
-		for (t = 0; t < 10000000; t += 10000)
-			synctcp_qdelay_starving(&q, 40000, 25, 2,
-						50000000 + t, 0);
-	}
+	starve_alt(&q, 40000, 40000, 2, 50000000, 10000000, 0);
 	CHECK_EQ(q.max_qdelay_us, 40000);
 	/*
 	 * 12 and 20 ms in turn: 60 (80 would be more than half), then 80,
 	 * the threshold at the largest signal; no further: the mean is below
 	 */
 	synctcp_qdelay_starving(&q, 20000, 25, 5, 59990000, 50000);
-	{
-		u64 t;
-
-		for (t = 0; t < 10000000; t += 10000)
-			synctcp_qdelay_starving(&q, t % 20000 ? 20000 : 12000,
-						25, 2, 60000000 + t, 50000);
-	}
+	starve_alt(&q, 20000, 12000, 2, 60000000, 10000000, 50000);
 	CHECK_EQ(q.max_qdelay_us, 80000);
 }
 
