@@ -168,13 +168,16 @@ def test_a_path_scenario_over_the_real_path_with_its_one_way_bounds(
         lab_dir: Path, tmp_path: Path) -> None:
     """Kind path: nothing emulated by the run, the lab's own WAN (10 Mbit/s, 40 ms,
     50 packets) is the path; sync's queuing delay carries the peer's tick as its bound
-    and its absolute OTT none (RFC 7323 timestamps, no synchronised clock)."""
+    and its absolute OTT none (RFC 7323 timestamps, no synchronised clock).  With
+    ``capture = true``: the first flow's headers at both ends, and the loss-delay
+    correlation from the sender's capture, as the local runner has them."""
     if "sync" not in Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text():
         subprocess.run(["insmod", str(ROOT / "kmod" / "tcp_sync.ko")], check=True)
     hosts = Lab(lab_dir, senders=1, rate_mbit=10, delay_ms=40, queue_pkts=50).up()
     sc = tmp_path / "path.toml"
     sc.write_text('name = "hosts-path"\ndescription = "the real path"\ncc = ["reno", "sync"]\n'
-                  'aqm = ["droptail"]\nduration_s = 15\nwarmup_s = 3\nseed = 1\n\n'
+                  'aqm = ["droptail"]\nduration_s = 15\nwarmup_s = 3\nseed = 1\n'
+                  'capture = true\n\n'
                   '[topology]\nkind = "path"\nrate_mbit = 10\nrtts_ms = [40]\n')
     res = _testbed(str(sc), "--hosts", str(hosts), "--out", str(tmp_path / "run"))
     assert res.returncode == 0, res.stderr[-3000:]
@@ -186,4 +189,47 @@ def test_a_path_scenario_over_the_real_path_with_its_one_way_bounds(
     s = got["sync-droptail"]["oneway"]
     assert s["source"] == "ts" and s["qdelay_ms"] > 0 and s["qdelay_bound_ms"] == 1.0, s
     assert s["ott_bound_ms"] is None and "not" in s["note"], s
+    from synctcp.pcap import read_tcp
+    for cid in got:
+        cdir = tmp_path / "run" / cid
+        res_ = json.loads((cdir / "result.json").read_text())
+        corr = res_["correlation"]
+        sent, _ = read_tcp(cdir / "f01.pcap")
+        recvd, _ = read_tcp(cdir / "f01-receiver.pcap")
+        print(f"CAPTURE {cid}: {len(sent)} packets at the sender, {len(recvd)} at the "
+              f"receiver; correlation over {corr['capture']['packets']} packets")
+        # 15 s of a 10 Mbit/s flow: about 13,000 data segments and their ACKs each end
+        assert len(sent) > 10000 and len(recvd) > 10000, (len(sent), len(recvd))
+        assert corr["capture"]["packets"] == len(sent), corr["capture"]
     assert _leftovers() == []
+
+
+def test_iperf3_in_place_of_flowgen_gives_the_same_goodput(lab_dir: Path, tmp_path: Path) -> None:
+    """Hosts with ``traffic = "iperf3"`` (as hosts without a C compiler get): each flow is
+    ``iperf3 -C ALG`` between them, converted into the same case directory (remote/iperf.py);
+    a link-filling Reno flow's goodput within 1% of flowgen's on the same lab."""
+    hosts = Lab(lab_dir, senders=1, emulator=True).up()
+    text = hosts.read_text()
+    iperf_hosts = hosts.with_name("hosts-iperf3.toml")
+    iperf_hosts.write_text(text.replace('roles = ["sender"]', 'roles = ["sender"]\ntraffic = "iperf3"')
+                           .replace('roles = ["receiver"]', 'roles = ["receiver"]\ntraffic = "iperf3"'))
+    sc = tmp_path / "iperf3.toml"
+    sc.write_text(_scenario(tmp_path, "iperf3", ["reno"]).read_text()
+                  .replace("duration_s = 30", "duration_s = 20"))
+    got = {}
+    for name, inv in (("flowgen", hosts), ("iperf3", iperf_hosts)):
+        res = _testbed(str(sc), "--hosts", str(inv), "--out", str(tmp_path / name))
+        assert res.returncode == 0, res.stderr[-3000:]
+        got[name] = _cases(tmp_path / name)["reno-droptail"]
+        assert _leftovers() == []
+    meta = json.loads((tmp_path / "iperf3" / "meta.json").read_text())
+    assert meta["traffic"] == {"s1": "iperf3", "r1": "iperf3"}, meta["traffic"]
+    flows = json.loads((tmp_path / "iperf3" / "reno-droptail" / "flowgen.json").read_text())
+    f = flows["flows"][0]
+    assert f["traffic"] == "iperf3" and f["cc"] == "reno" and f["error"] is None, f
+    g, w = got["iperf3"], got["flowgen"]
+    line = (f"goodput {g['goodput_mbit']:.4f} / {w['goodput_mbit']:.4f} Mbit/s, retransmits "
+            f"{g['retransmits']} / {w['retransmits']} (iperf3 / flowgen)")
+    print(f"FIGURES reno-droptail: {line}")
+    assert abs(g["goodput_mbit"] / w["goodput_mbit"] - 1) <= 0.01, line
+    assert g["retransmits"] > 0 and g["bottlenecks"][0]["drops"] > 0, line

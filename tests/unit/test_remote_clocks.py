@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from synctcp_testbed.remote.clocks import case_bound_s, host_clock, pair_basis, pair_bound_s
+from synctcp_testbed.remote.clocks import (case_bound_s, discipline_summary, host_clock,
+                                           pair_basis, pair_bound_s)
 
 FIX = Path(__file__).parent / "fixtures" / "clock"
 
@@ -75,3 +77,47 @@ def test_case_bound_is_the_larger_of_before_and_after() -> None:
     assert case_bound_s(0.0001, 0.0003) == 0.0003
     assert case_bound_s(0.0, 0.0) == 0.0
     assert case_bound_s(None, 0.0003) is None and case_bound_s(0.0001, None) is None
+
+
+def _reading(pps_seq: int, sources: str = "constructed_chronyc_sources_pps.csv",
+             tracking_file: str = "constructed_chronyc_tracking_pps.csv") -> dict:
+    """A ``synctcp clock --json`` reading built from the recorded lines, as
+    :func:`synctcp.clock.collect` assembles it on a host with one PPS device."""
+    from synctcp import clock
+    adj = json.loads((FIX / "constructed_adjtimex_chrony_pps.json").read_text())
+    kernel = clock.decode_adjtimex(adj["state"], adj["timex"])
+    chrony = {"available": True, "error": None,
+              "tracking": clock.parse_tracking_csv((FIX / tracking_file).read_text()),
+              "sources": clock.parse_sources_csv((FIX / sources).read_text())}
+    gpsd = {"available": False, "error": "gpsd at localhost:2947: not running"}
+    pps = [{"device": "/dev/pps0", "name": "pps@4", "path": "", "mode": "0x1133",
+            "assert": {"time": 1795298900.0 + pps_seq, "sequence": pps_seq}, "clear": None}]
+    return {"kernel": kernel, "chrony": chrony, "gpsd": gpsd, "pps_devices": pps,
+            "verdict": clock.verdict(kernel, chrony, gpsd, pps)}
+
+
+def test_discipline_over_a_case_counts_the_pps_pulses_and_names_the_refclocks() -> None:
+    d = discipline_summary("s1", _reading(1000), _reading(1031))
+    assert d["class"] == "pps" and d["source"] == "PPS" and not d["changed"]
+    assert d["pps_pulses"] == {"/dev/pps0": 31}
+    assert [(r["name"], r["state"], r["reach"]) for r in d["refclocks"]] == [
+        ("NMEA", "not combined", 0o377), ("PPS", "selected", 0o377)]
+    assert d["text"] == ("s1: pps (PPS), refclock NMEA not combined, reach 377, refclock PPS "
+                         "selected, reach 377, /dev/pps0: 31 pulses")
+
+
+def test_discipline_that_changed_during_the_case_says_so() -> None:
+    before = _reading(5)
+    after = _reading(5, sources="chronyc_sources_ntp_loopback.csv",
+                     tracking_file="chronyc_tracking_ntp_loopback.csv")
+    d = discipline_summary("r1", before, after)
+    assert d["changed"] and d["class"] == after["verdict"]["class"] != "pps"
+    assert "was pps (PPS) before the case" in d["text"]
+    assert d["pps_pulses"] == {"/dev/pps0": 0}          # the PPS stopped
+
+
+def test_discipline_without_a_reading_is_unknown_not_a_guess() -> None:
+    d = discipline_summary("r1", {"error": "no reading (python3 and the shipped package)"},
+                           _reading(1))
+    assert d["class"] is None and d["text"] == (
+        "r1: clock state unknown (no reading (python3 and the shipped package))")

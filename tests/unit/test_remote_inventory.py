@@ -60,6 +60,8 @@ def test_a_valid_inventory() -> None:
     ({"hosts": []}, "hosts.toml: unknown key(s) hosts; known: [ssh], [[host]]"),
     ({"host": []}, "hosts.toml: no hosts: give each as a [[host]] table"),
     (inv({**SENDER, "colour": "red"}, RECEIVER), "hosts.toml: host dc1.colour"),
+    (inv({**SENDER, "traffic": "netperf"}, RECEIVER),
+     "hosts.toml: host 'dc1': traffic 'netperf': one of auto, flowgen, iperf3"),
 ])
 def test_errors_are_one_line_naming_file_and_key(data: Dict[str, Any], said: str) -> None:
     assert error(data).startswith(said)

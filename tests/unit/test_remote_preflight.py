@@ -9,7 +9,7 @@ import pytest
 
 from synctcp_testbed.remote.inventory import Host, from_dict
 from synctcp_testbed.remote.preflight import (Needs, needs_of, notes, option_problems,
-                                              parse_probe, probe_script, problems)
+                                              parse_probe, probe_script, problems, traffic_of)
 from synctcp_testbed.remote.ssh import LocalTransport
 
 HOST = Host(name="dc1", roles=["sender", "receiver"], address="local",
@@ -124,6 +124,38 @@ def test_notes_say_when_there_is_no_clock_bound() -> None:
     assert notes(HOST, facts) == [
         "host dc1: no clock bound: none (chronyc: 506 Cannot talk to daemon) (absolute OTTs "
         "without a bound; queuing delays are still exact)"]
+
+
+@pytest.mark.parametrize("traffic, changes, said", [
+    ("iperf3", {"have_iperf3": "0"}, 'host dc1: traffic = "iperf3" but no iperf3; fix: apt-get '
+     'install iperf3'),
+    ("flowgen", {"have_cc": "0", "have_iperf3": "1"}, 'host dc1: traffic = "flowgen" but no C '
+     'compiler to build it from the shipped source; fix: apt-get install gcc libc6-dev (or '
+     'traffic = "iperf3")'),
+])
+def test_the_traffic_key_asks_for_its_tool(traffic: str, changes: Dict[str, str],
+                                            said: str) -> None:
+    h = Host(name="dc1", roles=["sender"], address="local", data_address="127.0.0.1",
+             traffic=traffic)
+    assert lines(changes, host=h) == [said]
+
+
+@pytest.mark.parametrize("traffic, changes, tool, note", [
+    ("auto", {}, "flowgen", None),
+    ("auto", {"have_cc": "0", "have_iperf3": "1"}, "iperf3", "no C compiler"),
+    ("iperf3", {"have_iperf3": "1"}, "iperf3", 'traffic = "iperf3"'),
+    ("flowgen", {"have_iperf3": "1"}, "flowgen", None),
+])
+def test_which_traffic_generator_a_host_runs(traffic: str, changes: Dict[str, str], tool: str,
+                                             note: Optional[str]) -> None:
+    h = Host(name="dc1", roles=["sender"], address="local", data_address="127.0.0.1",
+             traffic=traffic)
+    facts, _ = parse_probe(probe(changes))
+    assert traffic_of(h, facts) == tool
+    said = [n for n in notes(h, facts) if "instead of flowgen" in n]
+    assert said == ([] if note is None else [
+        f"host dc1: iperf3 -C instead of flowgen ({note}): bulk flows only, intervals placed "
+        f"within a round trip (docs/real-hosts.md)"])
 
 
 def test_needs_follow_the_roles() -> None:

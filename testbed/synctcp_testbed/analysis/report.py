@@ -262,7 +262,8 @@ def oneway_section(run: Run) -> str:
     cases = [c.summary.raw for c in run.cases if c.summary.raw.get("oneway")]
     if not cases:
         return ""
-    head = ["case", "queuing delay", "OTT", "min OTT", "source", "clocks", "note"]
+    head = ["case", "queuing delay", "OTT", "min OTT", "source", "clocks", "discipline",
+            "note"]
     rows = []
     for c in cases:
         o = c["oneway"]
@@ -270,7 +271,7 @@ def oneway_section(run: Run) -> str:
                      esc(pm(o.get("ott_ms"), o.get("ott_bound_ms"))),
                      esc(pm(o.get("min_ott_ms"), o.get("ott_bound_ms"))),
                      esc(o.get("source", DASH)), esc(o.get("clock_basis", DASH)),
-                     esc(o.get("note", ""))])
+                     esc(o.get("discipline", DASH)), esc(o.get("note", ""))])
     warn = "".join(f"<p class=warn>{esc(w)}</p>\n" for w in warnings(cases))
     return ("<h2>One-way delays and their clock bounds</h2>\n" + warn
             + _table(head, rows, attrs=' id="oneway"'))

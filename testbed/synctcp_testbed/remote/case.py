@@ -44,14 +44,14 @@ from ..analysis.rundir import RunDirError, read_tcp_jsonl
 from ..case.collect import collect
 from ..case.errors import RunError
 from ..case.kernel import VARIANT_CCS
-from ..case.scripts import (FLOWGEN_CONF, FLOWGEN_LOG, FLOWGEN_OUT,
+from ..case.scripts import (CAPTURE_MAX_PACKETS, FLOWGEN_CONF, FLOWGEN_LOG, FLOWGEN_OUT,
                             FLOWGEN_STATUS, flow_seconds)
 from ..network.backends import socket_buffers
 from ..network.qdisc import Egress
 from ..plan.flows import Flow, Plan, PlanError, pair_nodes, plan_case
 from ..scenario import RATE_COUNTS, Case
 from ..traffic.flowgen import FlowgenError, FlowSpec, config_text, limit_for, parse_result
-from . import clocks
+from . import clocks, iperf
 from .inventory import Host, Inventory
 from .preflight import clock_of, parse_probe
 from .ssh import Connections, HostError
@@ -60,6 +60,8 @@ Log = Callable[[str], None]
 
 #: polling the hosts while a case runs: every this many seconds
 POLL_S = 2.0
+#: the jobs whose end is the end of a case's traffic (flowgen's sides, iperf3's clients)
+TRAFFIC_JOBS = ("flowgen-", "iperf3-c-")
 
 
 class HostTopology:
@@ -162,6 +164,8 @@ class Job:
     host: str
     name: str
     ready: bool = True          # prints "ready" on stdout when it is
+    #: ready when its last line on stderr holds this instead (tcpdump: "listening on")
+    ready_err: str = ""
 
 
 @dataclass
@@ -198,7 +202,8 @@ def merge_flowgen(sides: List[Dict[str, Any]], ref_real: float, ref_mono: float
             mv = (lambda t: None if t is None else t + shift)  # noqa: E731
             if doc.get("side") == "send":
                 for k in ("kind", "port", "cport", "cc_requested", "cc", "start_s", "seconds",
-                          "bytes_sent", "retransmits", "tcp_info", "rate_bps", "pkt_bytes"):
+                          "bytes_sent", "retransmits", "tcp_info", "rate_bps", "pkt_bytes",
+                          "traffic"):
                     if k in f:
                         cur[k] = f[k]
                 for k in ("started", "connected", "stopped"):
@@ -264,6 +269,11 @@ class HostCase:
         self.conn: Connections = run.connections
         self.jobs: List[Job] = []
         self.touched: List[str] = []            # hosts with a restore.sh of this case
+        self._node_host: Dict[str, Host] = {}
+        #: "before"/"after" -> host -> its ``synctcp clock --json`` reading
+        self.discipline: Dict[str, Dict[str, Dict[str, Any]]] = {}
+        #: (host, file in its case directory, name in ours) to copy back
+        self._copies: List[Tuple[str, str, str]] = []
 
     # -- paths -------------------------------------------------------------------
     def cw(self, host: Host) -> str:
@@ -284,6 +294,7 @@ class HostCase:
         case = self.case
         self.dir.mkdir(parents=True, exist_ok=True)
         node_host = map_nodes(case, self.inv)
+        self._node_host = node_host
         egress = emulator_stages(case, self.inv)
         topo = HostTopology(node_host, self.inv.emulator, egress)
         try:
@@ -303,10 +314,10 @@ class HostCase:
                 self.run_ctx.clean_stale(h)
                 self.sh(h, f"rm -rf {shlex.quote(self.cw(h))} && mkdir -p {shlex.quote(self.cw(h))}")
             self._setup(parts, egress)
-            before = self._clocks(parts)
+            before = self._clocks(parts, "before")
             pairs0 = self._timepairs(hosts)
             t0 = self._traffic(parts, egress, plan)
-            after = self._clocks(parts)
+            after = self._clocks(parts, "after")
             self._fetch(parts, hosts, egress, pairs0)
         finally:
             self._cleanup(hosts)
@@ -314,11 +325,16 @@ class HostCase:
                         if f.group in ("fwd", "minority")})
         bounds = [pair_bound(self.inv.host(s), self.inv.host(r), before, after)
                   for s, r in pairs]
+        result = collect(case, self.dir, topo, plan, t0, case.scenario.capture,  # type: ignore[arg-type]
+                         self.log)
+        bound, basis = worst(bounds)
+        disc = {p.host.name: clocks.discipline_summary(
+            p.host.name, self.discipline.get("before", {}).get(p.host.name, {}),
+            self.discipline.get("after", {}).get(p.host.name, {})) for p in parts.values()}
         (self.dir / "clock.json").write_text(json.dumps(
             {"before": {n: c.__dict__ for n, c in before.items()},
-             "after": {n: c.__dict__ for n, c in after.items()}, "pairs": bounds}, indent=1))
-        result = collect(case, self.dir, topo, plan, t0, False, self.log)  # type: ignore[arg-type]
-        bound, basis = worst(bounds)
+             "after": {n: c.__dict__ for n, c in after.items()}, "pairs": bounds,
+             "discipline": disc, "readings": self.discipline}, indent=1))
         flows = json.loads((self.dir / "flows.json").read_text())
         samples = []
         try:
@@ -327,6 +343,7 @@ class HostCase:
         except RunDirError as exc:
             raise RunError(f"{case.id}: {exc}") from None
         ow = oneway(samples, flows, result["t_start"], result["t_end"], bound, basis)
+        ow["discipline"] = "; ".join(d["text"] for d in disc.values())
         result["oneway"] = ow
         result["clock_bound_ms"] = bound
         result.update(flat(ow))
@@ -401,13 +418,24 @@ class HostCase:
                 continue
 
     # -- clocks -------------------------------------------------------------------------
-    def _clocks(self, parts: Dict[str, HostPart]) -> Dict[str, clocks.HostClock]:
-        """Each end host's clock now: ``chronyc -c tracking`` and ``boot_id``."""
+    def _clocks(self, parts: Dict[str, HostPart], phase: str) -> Dict[str, clocks.HostClock]:
+        """Each end host's clock now: ``chronyc -c tracking`` and ``boot_id`` (the bound's
+        terms), and its whole discipline as ``synctcp clock --json`` reads it (kernel,
+        chrony's sources, gpsd, the PPS devices) into ``self.discipline[phase]``."""
         out: Dict[str, clocks.HostClock] = {}
         for part in parts.values():
             h = part.host
-            facts, _ = parse_probe(self.sh(h, CLOCK_PROBE, timeout=30, check=False))
+            text = self.sh(h, clock_probe(h, self.bindir(h)), timeout=30, check=False)
+            facts, _ = parse_probe(text)
             out[h.name] = clock_of(h, facts)
+            state: Dict[str, Any] = {"error": "no reading (python3 and the shipped package)"}
+            for line in text.splitlines():
+                if line.startswith("discipline="):
+                    try:
+                        state = json.loads(line[len("discipline="):])
+                    except ValueError as exc:
+                        state = {"error": f"unreadable reading: {exc}"}
+            self.discipline.setdefault(phase, {})[h.name] = state
         return out
 
     def _timepairs(self, hosts: List[Host]) -> Dict[str, Dict[str, float]]:
@@ -419,12 +447,27 @@ class HostCase:
 
     # -- processes -------------------------------------------------------------------------
     def _start(self, host: Host, name: str, argv: List[Any], limit: float, env: str = "",
-               ready: bool = True, stdout: str = "") -> None:
+               ready: bool = True, stdout: str = "", ready_err: str = "") -> None:
         cw = self.cw(host)
         script = self.run_ctx.job_script(cw, name, argv, limit, env, stdout)
         (self.dir / f"{name}-{host.name}.sh").write_text(script)
         self.sh(host, self.run_ctx.privileged(host, script))
-        self.jobs.append(Job(host.name, name, ready))
+        self.jobs.append(Job(host.name, name, ready, ready_err))
+
+    def _captures(self, plan: Plan, limit: float) -> None:
+        """``capture = true``: tcpdump of the first flow's headers at its sender
+        (``FLOW.pcap``, for ``synctcp trace/correlate``: one host's clock) and at its
+        receiver (``FLOW-receiver.pcap``), on each host's ``interfaces.data`` (else
+        ``any``), as the local runner captures (:func:`..case.scripts.capture_line`)."""
+        flow = plan.flows[0]
+        for node, name, pcap in ((flow.src, "tcpdump", f"{flow.id}.pcap"),
+                                 (flow.dst, "tcpdump-receiver", f"{flow.id}-receiver.pcap")):
+            h = self._node_host[node]
+            self._copies += [(h.name, pcap, pcap), (h.name, f"{name}.err", f"{name}.log")]
+            dev = h.interfaces.get("data", "any")
+            self._start(h, name, ["tcpdump", "-i", dev, "-n", "-s", "128", "-U", "-c",
+                                  CAPTURE_MAX_PACKETS, "-w", "-", f"tcp port {flow.port}"],
+                        limit, ready=False, stdout=pcap, ready_err="listening on")
 
     def _traffic(self, parts: Dict[str, HostPart], egress: Dict[str, Tuple[str, Egress]],
                  plan: Plan) -> float:
@@ -442,6 +485,8 @@ class HostCase:
             args += ["-r", self.run_ctx.queue_hz, "-d", sampler_limit]
             self._start(em, "qsampler", args, sampler_limit + 30)
         fg_limit = limit_for(flow_specs(plan.flows, dur))
+        if sc.capture:
+            self._captures(plan, sampler_limit + 30)
         for part in parts.values():
             h = part.host
             if part.send and any(f.kind == "bulk" for f in part.send):
@@ -449,6 +494,8 @@ class HostCase:
                                            f"--diag=-:*:tcp-{h.name}.jsonl", "--hz", hz,
                                            "--max-seconds", sampler_limit],
                             sampler_limit + 30, env=f"PYTHONPATH={self.bindir(h)}/py.zip")
+        if self.tool(parts) == "iperf3":
+            return self._traffic_iperf3(parts, plan)
         for part in parts.values():
             h = part.host
             for side, flows in (("recv", part.recv), ("send", part.send)):
@@ -474,6 +521,49 @@ class HostCase:
                             f"exec 3> go-{side} && exec 3>&-", timeout=30)
         t0 = time.monotonic()
         self._wait_flowgen(fg_limit + 60)
+        return t0
+
+    def tool(self, parts: Dict[str, HostPart]) -> str:
+        """The case's traffic generator: iperf3 when any end host runs it (the flows
+        between two hosts need the same tool at both ends), else flowgen."""
+        tools = getattr(self.run_ctx, "tools", {})
+        return ("iperf3" if any(tools.get(n) == "iperf3" for n in parts) else "flowgen")
+
+    def _traffic_iperf3(self, parts: Dict[str, HostPart], plan: Plan) -> float:
+        """The flows as ``iperf3 -C`` pairs (remote/iperf.py): the servers, then the
+        clients' wrappers, the go (a file each sender host's wrappers wait for), the end."""
+        dur = self.case.scenario.duration_s
+        cbr = [f.id for f in plan.flows if f.kind != "bulk"]
+        if cbr:
+            raise RunError(f"{self.case.id}: flow {cbr[0]} is CBR: iperf3 (which these hosts "
+                           f"run instead of flowgen) runs bulk flows only")
+        limit = limit_for(flow_specs(plan.flows, dur)) + 30
+        for part in parts.values():
+            for f in part.recv:
+                self._start(part.host, iperf.server_job(f.id), iperf.server_argv(f), limit,
+                            ready=False)
+        for part in parts.values():
+            if part.recv:
+                ports = " ".join(str(f.port) for f in part.recv)
+                wait = (f"for i in $(seq 100); do ok=1; for p in {ports}; do ss -Hltn "
+                        f"\"sport = :$p\" | grep -q . || ok=0; done; [ $ok = 1 ] && exit 0; "
+                        f"sleep 0.1; done; echo not listening; exit 1")
+                if "not listening" in self.sh(part.host, wait, timeout=30, check=False):
+                    raise RunError(f"{self.case.id}: iperf3 on {part.host.name} did not listen "
+                                   f"on port(s) {ports} within 10 s")
+        for part in parts.values():
+            for f in part.send:
+                self._start(part.host, iperf.client_job(f.id),
+                            ["sh", "-c", iperf.client_script(f, flow_seconds(f, dur))], limit)
+        self._wait_ready()
+        self.log(f"{self.case.id}: {len(plan.flows)} flows (iperf3) on "
+                 f"{', '.join(sorted(parts))}, {dur:g} s")
+        for part in parts.values():
+            if part.send:
+                self.sh(part.host, f"cd {shlex.quote(self.cw(part.host))} && "
+                        f": > {iperf.GO_FILE}", timeout=30)
+        t0 = time.monotonic()
+        self._wait_flowgen(limit + 60)
         return t0
 
     def _status(self) -> Dict[Tuple[str, str], Dict[str, str]]:
@@ -503,7 +593,9 @@ class HostCase:
                 if s.get("status"):
                     raise RunError(f"{self.case.id}: {j.name} on {j.host} exited with status "
                                    f"{s['status']} before it was ready: {s.get('err') or 'no message'}")
-                if j.ready and "ready" not in s.get("out", ""):
+                if j.ready_err and j.ready_err not in s.get("err", ""):
+                    pending.append(f"{j.name} on {j.host}")
+                elif j.ready and "ready" not in s.get("out", ""):
                     pending.append(f"{j.name} on {j.host}")
             if not pending:
                 return
@@ -512,13 +604,14 @@ class HostCase:
 
     def _wait_flowgen(self, limit: float) -> None:
         deadline = time.monotonic() + limit
-        fg = [j for j in self.jobs if j.name.startswith("flowgen-")]
+        fg = [j for j in self.jobs if j.name.startswith(TRAFFIC_JOBS)]
         while time.monotonic() < deadline:
             time.sleep(POLL_S)
             st = self._status()
             for j in self.jobs:
                 s = st.get((j.host, j.name), {})
-                if j.name.startswith("flowgen-") and s.get("status") not in (None, "", "0", "1"):
+                if j.name.startswith(TRAFFIC_JOBS) and s.get("status") not in (None, "", "0",
+                                                                                 "1"):
                     raise RunError(f"{self.case.id}: {j.name} on {j.host} exited with status "
                                    f"{s['status']}: {s.get('err') or 'no message'}")
             if all(st.get((j.host, j.name), {}).get("status") for j in fg):
@@ -526,6 +619,38 @@ class HostCase:
         raise RunError(f"{self.case.id}: the flows did not finish within {limit:g} s")
 
     # -- back home --------------------------------------------------------------------------
+    def _iperf3_sides(self, parts: Dict[str, HostPart], got: Dict[str, Path], logs: List[str],
+                      statuses: List[int]) -> List[Dict[str, Any]]:
+        """The iperf3 clients' files of every sender host as flowgen documents."""
+        dur = self.case.scenario.duration_s
+        recv_host = {f.id: p.host.name for p in parts.values() for f in p.recv}
+        sides: List[Dict[str, Any]] = []
+        for part in parts.values():
+            if not part.send:
+                continue
+            d = got[part.host.name]
+
+            def text(name: str) -> Optional[str]:
+                p = d / name
+                return p.read_text() if p.exists() else None
+            files = {f.id: {"go": text(f"{f.id}.go"), "exit": text(f"{f.id}.exit"),
+                            "json": text(f"{f.id}.iperf3.json")} for f in part.send}
+            for f in part.send:
+                job = iperf.client_job(f.id)
+                err = (text(f"{job}.err") or "").strip()
+                logs += [f"{part.host.name} {f.id}: {ln}" for ln in err.splitlines()]
+                st = (text(f"{job}.status") or "").strip()
+                if st.isdigit():
+                    statuses.append(int(st))
+            try:
+                sides += iperf.side_docs(part.host.name, recv_host, part.send,
+                                         {f.id: flow_seconds(f, dur) for f in part.send}, files,
+                                         {f.id: f.base_rtt_ms / 1e3 for f in part.send})
+            except iperf.IperfError as exc:
+                raise RunError(f"{self.case.id}: {exc}{' | ' + logs[-1] if logs else ''}"
+                               ) from None
+        return sides
+
     def _fetch(self, parts: Dict[str, HostPart], hosts: List[Host],
                egress: Dict[str, Tuple[str, Egress]], pairs0: Dict[str, Dict[str, float]]) -> None:
         """Stop the samplers, copy every host's files back, merge them into the case directory."""
@@ -545,7 +670,9 @@ class HostCase:
         sides: List[Dict[str, Any]] = []
         logs: List[str] = []
         statuses: List[int] = []
-        for part in parts.values():
+        if self.tool(parts) == "iperf3":
+            sides = self._iperf3_sides(parts, got, logs, statuses)
+        for part in (parts.values() if self.tool(parts) == "flowgen" else []):
             for side in ("recv", "send"):
                 p = got[part.host.name] / f"flowgen-{side}.json"
                 if not (part.recv if side == "recv" else part.send):
@@ -590,6 +717,10 @@ class HostCase:
             d = got[h.name]
             for p in d.glob("tcp-*.jsonl"):
                 (self.dir / p.name).write_text(rebase_jsonl(p.read_text(), shift(h.name)))
+        for host, name, local in self._copies:
+            src = got[host] / name
+            if src.exists():
+                (self.dir / local).write_bytes(src.read_bytes())
         for h in hosts:
             for name in ("qsampler.err", "sampler.err"):
                 p = got[h.name] / name
@@ -601,11 +732,34 @@ class HostCase:
         (self.dir / "host.json").write_text(json.dumps(host_json, indent=1))
 
 
-#: the clock terms of :mod:`.preflight`'s probe, alone
+#: the clock terms of :mod:`.preflight`'s probe, alone (CHRONYC_SOCKET: ``-h PATH`` or
+#: nothing), and the whole discipline as ``synctcp clock --json`` reads it, from the
+#: shipped package (BINDIR/py.zip), on one line
 CLOCK_PROBE = r"""echo "boot_id=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)"
-command -v chronyc >/dev/null 2>&1 && echo "have_chronyc=1" && echo "tracking=$(timeout 5 chronyc -c tracking 2>/dev/null | head -n 1)"
+command -v chronyc >/dev/null 2>&1 && echo "have_chronyc=1" && echo "tracking=$(timeout 5 chronyc -c CHRONYC_SOCKET tracking 2>/dev/null | head -n 1)"
+PYTHONPATH=BINDIR/py.zip timeout 20 python3 -c 'import argparse, json, sys
+from synctcp import clock
+p = argparse.ArgumentParser()
+clock.add_parser(p.add_subparsers())
+a = p.parse_args(["clock", "--gpsd-timeout", "1"] + sys.argv[1:])
+try:
+    r = clock.collect(a)
+except (clock.ClockError, OSError) as exc:
+    r = {"error": str(exc)}
+print("discipline=" + json.dumps(r, separators=(",", ":")))' CHRONYC_ARGS 2>/dev/null
 echo probe=done
 """
+
+
+def clock_probe(host: Host, bindir: str) -> str:
+    """:data:`CLOCK_PROBE` for ``host`` (its chronyd socket) with the package in ``bindir``."""
+    sock = f"-h {shlex.quote(host.chronyc_socket)}" if host.chronyc_socket else ""
+    args = (f"--chronyc-socket {shlex.quote(host.chronyc_socket)}"
+            if host.chronyc_socket else "")
+    return (CLOCK_PROBE.replace("CHRONYC_SOCKET", sock).replace("BINDIR", shlex.quote(bindir))
+            .replace("CHRONYC_ARGS", args))
+
+
 #: CLOCK_REALTIME and CLOCK_MONOTONIC read back to back (the smallest span of 5)
 TIMEPAIR = ("python3 -c 'import json, time\n"
             "best = None\n"

@@ -49,7 +49,7 @@ the one after (:func:`case_bound_s`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Dict, Optional
 
 from synctcp.clock import LOCAL_REFID, ParseError, parse_tracking_csv
 
@@ -121,3 +121,38 @@ def case_bound_s(before: Optional[float], after: Optional[float]) -> Optional[fl
     if before is None or after is None:
         return None
     return max(before, after)
+
+
+def discipline_summary(host: str, before: Dict[str, Any], after: Dict[str, Any]) -> Dict[str, Any]:
+    """One host's clock discipline over a case from two ``synctcp clock --json`` readings
+    (:func:`synctcp.clock.collect`; ``{"error": ...}`` when it could not run): its class
+    (pps, phc, gps-nmea, ntp, kernel, local, unsynchronized, undisciplined), the source,
+    the selected refclock's reach, gpsd's fix, and the pulses each PPS device counted
+    during the case (its ``assert`` sequence after minus before: a PPS that stopped
+    counts 0), with one line for reports (``text``)."""
+    if before.get("error") or after.get("error"):
+        why = before.get("error") or after.get("error")
+        return {"host": host, "class": None, "text": f"{host}: clock state unknown ({why})"}
+    v0, v1 = before.get("verdict", {}), after.get("verdict", {})
+    cls = v1.get("class")
+    changed = v0.get("class") != cls or v0.get("source") != v1.get("source")
+    refs = [{"name": s["name"], "kind": s["kind"], "state": s["state"], "reach": s["reach"]}
+            for s in after.get("chrony", {}).get("sources", []) if s.get("mode") == "refclock"]
+    seq0 = {p["device"]: (p.get("assert") or {}).get("sequence")
+            for p in before.get("pps_devices", [])}
+    pulses: Dict[str, Optional[int]] = {}
+    for p in after.get("pps_devices", []):
+        a, b = seq0.get(p["device"]), (p.get("assert") or {}).get("sequence")
+        pulses[p["device"]] = None if a is None or b is None else b - a
+    gpsd = after.get("gpsd", {})
+    fix = (gpsd.get("fix") or {}).get("mode") if gpsd.get("available") else None
+    parts = [f"{cls}" + (f" ({v1['source']})" if v1.get("source") else "")]
+    if changed:
+        parts.append(f"was {v0.get('class')} ({v0.get('source')}) before the case")
+    parts += [f"refclock {r['name']} {r['state']}, reach {r['reach']:o}" for r in refs]
+    parts += [f"{dev}: {'no' if n is None else n} pulses" for dev, n in pulses.items()]
+    if gpsd.get("available"):
+        parts.append(f"gpsd fix {fix or 'none'}")
+    return {"host": host, "class": cls, "source": v1.get("source"), "changed": changed,
+            "refclocks": refs, "pps_pulses": pulses, "gpsd_fix": fix,
+            "host_error_us": v1.get("host_error_us"), "text": f"{host}: " + ", ".join(parts)}

@@ -18,6 +18,7 @@ the file and the key)::
     data_address = "198.51.100.10"      # where the flows go (default: address)
     interfaces = { data = "eth1" }      # captures; an emulator: sender = "eth1", receiver = "eth2"
     sudo = false                        # a user with passwordless sudo counts as privileged
+    traffic = "auto"                    # flowgen | iperf3 | auto (flowgen if there is a cc)
     chronyc_socket = ""                 # chronyc -h PATH (default: chronyc's own)
 
     [[host]]
@@ -48,6 +49,8 @@ from pydantic.dataclasses import dataclass
 from ..scenario.keys import kind_of, model_error, num
 
 ROLES = ("sender", "receiver", "emulator")
+#: the traffic generators of an end host (remote/iperf.py for iperf3)
+TRAFFIC = ("auto", "flowgen", "iperf3")
 #: interface keys: a sender's or receiver's data interface; the emulator's two sides
 INTERFACE_KEYS = ("data", "sender", "receiver")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
@@ -89,6 +92,9 @@ class Host:
     chronyc_socket: str = ""
     #: run privileged commands through sudo -n (a user with passwordless sudo)
     sudo: bool = False
+    #: the traffic generator: flowgen built on the host, iperf3 -C ALG, or auto (flowgen
+    #: where the host has a C compiler, else iperf3)
+    traffic: str = "auto"
 
     @property
     def local(self) -> bool:
@@ -183,6 +189,8 @@ def validate_host(h: Host, where: str) -> None:
             raise InventoryError(f"{at}: interfaces.{k}: keys are {', '.join(INTERFACE_KEYS)}")
         if not re.fullmatch(r"[A-Za-z0-9_.:@-]{1,15}", dev):
             raise InventoryError(f"{at}: interfaces.{k} {dev!r} is not an interface name")
+    if h.traffic not in TRAFFIC:
+        raise InventoryError(f"{at}: traffic {h.traffic!r}: one of {', '.join(TRAFFIC)}")
     if "emulator" in h.roles and not {"sender", "receiver"} <= set(h.interfaces):
         raise InventoryError(f"{at}: an emulator needs interfaces = {{ sender = \"DEV\", "
                              f"receiver = \"DEV\" }}: its interfaces toward the senders and "

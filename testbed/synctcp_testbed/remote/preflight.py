@@ -142,7 +142,12 @@ def problems(host: Host, facts: Dict[str, str], used: Set[int], needs: Needs) ->
         if facts.get(f"have_{p}") != "1":
             bad(f"no {p}", "apt-get install coreutils tar util-linux")
     if needs.sends or needs.receives:
-        if facts.get("have_cc") != "1" and facts.get("have_iperf3") != "1":
+        if host.traffic == "iperf3" and facts.get("have_iperf3") != "1":
+            bad("traffic = \"iperf3\" but no iperf3", "apt-get install iperf3")
+        elif host.traffic == "flowgen" and facts.get("have_cc") != "1":
+            bad("traffic = \"flowgen\" but no C compiler to build it from the shipped source",
+                "apt-get install gcc libc6-dev (or traffic = \"iperf3\")")
+        elif facts.get("have_cc") != "1" and facts.get("have_iperf3") != "1":
             bad("no C compiler to build flowgen from the shipped source, and no iperf3 to "
                 "fall back on", "apt-get install gcc libc6-dev (or iperf3)")
         if facts.get("timestamps") != "1":
@@ -250,6 +255,17 @@ def notes(host: Host, facts: Dict[str, str]) -> List[str]:
     elif not clock_of(host, facts).bounded:
         out.append(f"host {host.name}: no clock bound: {clock_of(host, facts).basis} "
                    f"(absolute OTTs without a bound; queuing delays are still exact)")
-    if facts.get("have_cc") != "1" and facts.get("have_iperf3") == "1":
-        out.append(f"host {host.name}: no C compiler: iperf3 instead of flowgen")
+    if "emulator" not in host.roles and traffic_of(host, facts) == "iperf3":
+        out.append(f"host {host.name}: iperf3 -C instead of flowgen ("
+                   + ("traffic = \"iperf3\"" if host.traffic == "iperf3" else "no C compiler")
+                   + "): bulk flows only, intervals placed within a round trip "
+                     "(docs/real-hosts.md)")
     return out
+
+
+def traffic_of(host: Host, facts: Dict[str, str]) -> str:
+    """The traffic generator an end host runs: its ``traffic`` key, or for ``auto`` flowgen
+    where it has a C compiler and else iperf3 (remote/iperf.py)."""
+    if host.traffic != "auto":
+        return host.traffic
+    return "flowgen" if facts.get("have_cc") == "1" else "iperf3"

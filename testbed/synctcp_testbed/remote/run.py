@@ -42,6 +42,7 @@ from ..scenario import Scenario
 from .case import HostCase
 from .check import check
 from .inventory import Host, Inventory
+from .preflight import traffic_of
 from .ssh import Connections, HostError
 
 Log = Callable[[str], None]
@@ -72,6 +73,8 @@ class RemoteRun:
         self.log = log
         self.diag_hz = diag_hz
         self.queue_hz = queue_hz
+        #: each end host's traffic generator (flowgen or iperf3: preflight.traffic_of)
+        self.tools: Dict[str, str] = {}
 
     # -- what HostCase asks -----------------------------------------------------------
     def workdir(self, host: Host) -> str:
@@ -120,8 +123,9 @@ class RemoteRun:
 
     # -- the hosts' own builds --------------------------------------------------------
     def ship(self, hosts: List[Host]) -> None:
-        """flowgen's and qsampler's sources and the package's zip to each host's bin/,
-        the two programs built there (the host's own compiler and kernel headers)."""
+        """The package's zip to each host's bin/, and the sources of what the host builds
+        there with its own compiler: flowgen on an end host that runs it (not one on
+        iperf3: :attr:`tools`), qsampler on the emulator."""
         files = {"flowgen.c": _source("traffic", "flowgen.c"),
                  "qsampler.c": _source("measure", "qsampler.c"),
                  "py.zip": package_zip()}
@@ -129,11 +133,16 @@ class RemoteRun:
             bindir = f"{self.workdir(h)}/bin"
             conn = self.connections[h.name]
             conn.run(f"mkdir -p {shlex.quote(bindir)}", timeout=60)
-            conn.put_files(files, bindir)
-            res = conn.run(f"cd {shlex.quote(bindir)} && cc -O2 -o flowgen flowgen.c -lm && "
-                           f"cc -O2 -o qsampler qsampler.c -lm", timeout=300, check=False)
+            builds = (["qsampler"] if "emulator" in h.roles else
+                      ["flowgen"] if self.tools.get(h.name, "flowgen") == "flowgen" else [])
+            conn.put_files({k: v for k, v in files.items()
+                            if k == "py.zip" or k[:-2] in builds}, bindir)
+            if not builds:
+                continue
+            res = conn.run(f"cd {shlex.quote(bindir)} && " + " && ".join(
+                f"cc -O2 -o {b} {b}.c -lm" for b in builds), timeout=300, check=False)
             if res.rc != 0:
-                raise RunError(f"host {h.name}: building flowgen and qsampler failed: "
+                raise RunError(f"host {h.name}: building {' and '.join(builds)} failed: "
                                f"{(res.err or res.out).strip().splitlines()[-1:] or '?'}")
 
     def teardown(self, hosts: List[Host]) -> None:
@@ -155,8 +164,6 @@ def run_on_hosts(sc: Scenario, out: Path, inv: Inventory, ccs: Optional[List[str
     """Every case of ``sc`` on the hosts of ``inv`` into ``out``; raises :class:`RunError`
     (one line) when a host cannot be used, and naming the failed cases after the others ran."""
     cases = sc.cases(ccs, aqms)
-    if sc.capture:
-        raise RunError("capture = true does not run on real hosts yet")
     bulk_ccs = sorted({cc for c in cases for cc in case_ccs(c)})
     out.mkdir(parents=True, exist_ok=True)
     earlier = {}
@@ -169,7 +176,7 @@ def run_on_hosts(sc: Scenario, out: Path, inv: Inventory, ccs: Optional[List[str
     todo = [c for c in cases if c.id not in earlier]
     with Connections(inv.hosts, inv.ssh) as conns:
         found = check(inv, set(bulk_ccs), flows=max(len(c.scenario.topology.rtts_ms)
-                                                     for c in cases))
+                                                     for c in cases), capture=sc.capture)
         if found.problems:
             raise RunError(found.problems[0] + (f" (and {len(found.problems) - 1} more: "
                                                 f"synctcp-testbed hosts check)"
@@ -178,6 +185,11 @@ def run_on_hosts(sc: Scenario, out: Path, inv: Inventory, ccs: Optional[List[str
         if errors:
             raise RunError(str(errors[0]))
         run = RemoteRun(inv, conns, log)
+        run.tools = {h.name: traffic_of(h, found.facts.get(h.name, {})) for h in inv.hosts
+                     if "emulator" not in h.roles}
+        for line in found.info:
+            if "instead of flowgen" in line:
+                log(line)
         log(f"hosts {', '.join(h.name for h in inv.hosts)}: {len(cases)} cases"
             + (f", {len(earlier)} done before, {len(todo)} to run" if resume else ""))
         if not resume:
@@ -187,8 +199,8 @@ def run_on_hosts(sc: Scenario, out: Path, inv: Inventory, ccs: Optional[List[str
             "started_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "command": command or sys.argv, "platform": "hosts",
             "platform_choice": f"--hosts {inv.path}", "time_mode": "real",
-            "hosts": inv.public(), "facts": found.facts, "jobs": 1, "backend": "hosts",
-            "capture": False, "tool_version": __version__, "git": git_describe(),
+            "hosts": inv.public(), "facts": found.facts, "traffic": run.tools, "jobs": 1, "backend": "hosts",
+            "capture": sc.capture, "tool_version": __version__, "git": git_describe(),
             "kmod_tree": kmod_tree(), "modules": {}, "skipped_cases": [],
             "executor": {"kind": "hosts", "jobs": 1}}
         (out / "meta.json").write_text(json.dumps(meta, indent=1))
