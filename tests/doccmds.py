@@ -112,6 +112,18 @@ RULES: List[Rule] = [
          r"synctcp-testbed hosts check /tmp/lab/hosts\.toml )", "skip",
          "namespace hosts with sshd (root, OpenSSH): tests/kernel/test_remote_lab.py runs the "
          "same commands on UML 7.2, whose image has OpenSSH"),
+    Rule(r"^apt-get install -y git make gcc libc6-dev dkms ", "skip",
+         "a fresh real host's packages (docs/real-hosts.md, section 9): make setup installs them "
+         "here"),
+    Rule(r"^git clone URL-OF-THIS-REPOSITORY ", "skip", "a placeholder for the operator's clone"),
+    Rule(r"^sysctl net\.ipv4\.tcp_timestamps$", "host", r"^net\.ipv4\.tcp_timestamps = 1$"),
+    Rule(r"^chronyc tracking$", "skip",
+         "needs a running chronyd: tests/unit/test_clock_chain.py runs a private one"),
+    Rule(r"^make venv$", "skip", "make test runs it first (this checkout's .venv)"),
+    Rule(r"^\.venv/bin/synctcp-testbed (hosts check hosts\.toml|run wan\.toml --hosts|"
+         r"report runs/wan)", "skip",
+         "two real hosts: tests/kernel/test_remote_run.py runs run --hosts, its captures and "
+         "preflight on namespace hosts, tests/unit/test_report.py the report"),
     Rule(r"^scripts/umlrun -- \.venv/bin/python3 -m pytest -q tests/kernel/test_remote_lab\.py$",
          "skip", "the kernel tests: make kernel-test runs them"),
     Rule(r"^synctcp-testbed ledger RUNDIR\.\.\.$", "skip",
