@@ -233,3 +233,32 @@ def test_iperf3_in_place_of_flowgen_gives_the_same_goodput(lab_dir: Path, tmp_pa
     print(f"FIGURES reno-droptail: {line}")
     assert abs(g["goodput_mbit"] / w["goodput_mbit"] - 1) <= 0.01, line
     assert g["retransmits"] > 0 and g["bottlenecks"][0]["drops"] > 0, line
+
+
+def test_an_http_workload_beside_a_bulk_flow_on_hosts(lab_dir: Path, tmp_path: Path) -> None:
+    """The HTTP workload on hosts: the asyncio server on the sender-side host, the
+    PackMime client on the receiver-side host, released with the bulk flow, their
+    responses put on the reference clock; the same case with the local runner on the
+    same topology (HTTP figures within 10%: the clients' clocks and start differ)."""
+    hosts = Lab(lab_dir, senders=1, emulator=True).up()
+    sc = tmp_path / "http.toml"
+    sc.write_text(_scenario(tmp_path, "http", ["reno"]).read_text()
+                  .replace("duration_s = 30", "duration_s = 20")
+                  + '\n[traffic]\nbulk_fwd = true\nhttp_pairs = 1\nhttp_load_pct = 20\n'
+                    'http_server = "asyncio"\n')
+    remote = _testbed(str(sc), "--hosts", str(hosts), "--out", str(tmp_path / "remote"))
+    assert remote.returncode == 0, remote.stderr[-3000:]
+    assert _leftovers() == []
+    labmod.down(lab_dir)
+    local = _testbed(str(sc), "--out", str(tmp_path / "local"))
+    assert local.returncode == 0, local.stderr[-3000:]
+    g = _cases(tmp_path / "remote")["reno-droptail"]
+    w = _cases(tmp_path / "local")["reno-droptail"]
+    gh, wh = g["http"], w["http"]
+    line = (f"HTTP responses {gh['responses']} / {wh['responses']}, errors {gh['errors']} / "
+            f"{wh['errors']}, median {gh['median_ms']:.1f} / {wh['median_ms']:.1f} ms; bulk "
+            f"goodput {g['goodput_mbit']:.3f} / {w['goodput_mbit']:.3f} Mbit/s (hosts / local)")
+    print(f"FIGURES {line}")
+    assert gh["responses"] > 50 and gh["errors"] == 0, line
+    assert abs(gh["responses"] / wh["responses"] - 1) <= 0.10, line
+    assert abs(gh["median_ms"] / wh["median_ms"] - 1) <= 0.10, line

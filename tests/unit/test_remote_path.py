@@ -61,3 +61,13 @@ def test_hosts_do_not_go_with_the_platform_options(tmp_path: Path) -> None:
                                 "hosts, one at a time: not with --platform, --jobs")
     r = _cli("run", "--resume", str(tmp_path), "--hosts", str(hosts))
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_an_http_clients_responses_move_to_the_reference_clock() -> None:
+    from synctcp_testbed.remote.case import rebase_http_csv
+    text = ("t_start,t_end,req_bytes,resp_bytes,rcvd_bytes,ok,flow_group\n"
+            "100.000000,100.250000,300,1200,1200,1,r1\n")
+    assert rebase_http_csv(text, -99.5) == (
+        "t_start,t_end,req_bytes,resp_bytes,rcvd_bytes,ok,flow_group\n"
+        "0.500000,0.750000,300,1200,1200,1,r1\n")
+    assert rebase_http_csv(text, 0) == text

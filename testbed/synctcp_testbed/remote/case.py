@@ -45,10 +45,11 @@ from ..case.collect import collect
 from ..case.errors import RunError
 from ..case.kernel import VARIANT_CCS
 from ..case.scripts import (CAPTURE_MAX_PACKETS, FLOWGEN_CONF, FLOWGEN_LOG, FLOWGEN_OUT,
-                            FLOWGEN_STATUS, flow_seconds)
+                            FLOWGEN_STATUS, TAIL_S, flow_seconds)
 from ..network.backends import socket_buffers
 from ..network.qdisc import Egress
-from ..plan.flows import Flow, Plan, PlanError, pair_nodes, plan_case
+from ..plan.flows import (HTTP_PORT, Flow, HttpPair, Plan, PlanError, http_seed, pair_nodes,
+                          plan_case)
 from ..scenario import RATE_COUNTS, Case
 from ..traffic.flowgen import FlowgenError, FlowSpec, config_text, limit_for, parse_result
 from . import clocks, iperf
@@ -61,7 +62,9 @@ Log = Callable[[str], None]
 #: polling the hosts while a case runs: every this many seconds
 POLL_S = 2.0
 #: the jobs whose end is the end of a case's traffic (flowgen's sides, iperf3's clients)
-TRAFFIC_JOBS = ("flowgen-", "iperf3-c-")
+TRAFFIC_JOBS = ("flowgen-", "iperf3-c-", "http-client-")
+#: the file the HTTP clients of a host wait for
+HTTP_GO = "go-http"
 
 
 class HostTopology:
@@ -104,8 +107,6 @@ def map_nodes(case: Case, inv: Inventory) -> Dict[str, Host]:
     if t.kind == "dumbbell" and inv.emulator is None:
         raise RunError("topology.kind dumbbell emulates a bottleneck: the hosts file needs an "
                        "emulator host (roles = [\"emulator\"]), or use kind = \"path\"")
-    if sc.traffic.http_load_pct or sc.sweep.get("http_load_pct"):
-        raise RunError("the HTTP workload does not run on real hosts yet (bulk and CBR flows do)")
     if t.window_segs or t.init_cwnd_segs or t.access_rate_mbit:
         raise RunError("topology.window_segs, init_cwnd_segs and access_rate_mbit change the "
                        "hosts' routes: not on real hosts")
@@ -176,6 +177,9 @@ class HostPart:
     send: List[Flow] = field(default_factory=list)
     recv: List[Flow] = field(default_factory=list)
     ccs: List[str] = field(default_factory=list)
+    #: the HTTP pairs whose server (the responses' sender) / client is this host
+    http_serve: List[HttpPair] = field(default_factory=list)
+    http_fetch: List[HttpPair] = field(default_factory=list)
 
 
 def merge_flowgen(sides: List[Dict[str, Any]], ref_real: float, ref_mono: float
@@ -249,6 +253,23 @@ def rebase_queue_csv(text: str, shift: float) -> str:
     return "\n".join(out) + "\n"
 
 
+def rebase_http_csv(text: str, shift: float) -> str:
+    """An HTTP client's responses (t_start, t_end first) moved by ``shift`` seconds."""
+    lines = text.splitlines()
+    if not lines or shift == 0:
+        return text
+    out = [lines[0]]
+    for ln in lines[1:]:
+        f = ln.split(",")
+        if len(f) >= 2:
+            try:
+                f[0], f[1] = f"{float(f[0]) + shift:.6f}", f"{float(f[1]) + shift:.6f}"
+            except ValueError:
+                pass
+        out.append(",".join(f))
+    return "\n".join(out) + "\n"
+
+
 def rebase_jsonl(text: str, shift: float) -> str:
     if shift == 0:
         return text
@@ -274,6 +295,8 @@ class HostCase:
         self.discipline: Dict[str, Dict[str, Dict[str, Any]]] = {}
         #: (host, file in its case directory, name in ours) to copy back
         self._copies: List[Tuple[str, str, str]] = []
+        #: (host, file): the HTTP clients' responses, each on its host's clock
+        self._http_csv: List[Tuple[str, str]] = []
 
     # -- paths -------------------------------------------------------------------
     def cw(self, host: Host) -> str:
@@ -302,7 +325,9 @@ class HostCase:
         except PlanError as exc:
             raise RunError(str(exc)) from None
         if not plan.flows:
-            raise RunError(f"{case.id}: no bulk or CBR flow to run")
+            raise RunError(f"{case.id}: no bulk or CBR flow to run (on hosts an HTTP workload "
+                           f"runs beside bulk or CBR flows, whose generator gives the case its "
+                           f"clock)")
         parts = self._parts(plan, node_host)
         hosts = [p.host for p in parts.values()] + ([self.inv.emulator] if self.inv.emulator
                                                     else [])
@@ -358,6 +383,12 @@ class HostCase:
             parts.setdefault(r.name, HostPart(r)).recv.append(f)
             if f.kind == "bulk" and f.cc not in parts[s.name].ccs:
                 parts[s.name].ccs.append(f.cc)
+        for hp in plan.http:
+            s, r = node_host[hp.server], node_host[hp.client]
+            parts.setdefault(s.name, HostPart(s)).http_serve.append(hp)
+            parts.setdefault(r.name, HostPart(r)).http_fetch.append(hp)
+            if plan.http_cc not in parts[s.name].ccs:
+                parts[s.name].ccs.append(plan.http_cc)
         return parts
 
     # -- set up and undo -----------------------------------------------------------------
@@ -509,6 +540,7 @@ class HostCase:
                             [f"{self.bindir(h)}/flowgen", "-c", f"flowgen-{side}.conf", "-o",
                              f"flowgen-{side}.json", "-i", "1", "-l", f"{fg_limit:g}", "--side",
                              side, "--go-file", f"go-{side}"], fg_limit + 30)
+        self._http(parts, plan)
         self._wait_ready()
         self.log(f"{self.case.id}: {len(plan.flows)} flows on "
                  f"{', '.join(sorted(parts))}{' through ' + em.name if em and egress else ''}, "
@@ -519,9 +551,58 @@ class HostCase:
                 if (part.recv if side == "recv" else part.send):
                     self.sh(part.host, f"cd {shlex.quote(self.cw(part.host))} && "
                             f"exec 3> go-{side} && exec 3>&-", timeout=30)
+        for part in parts.values():
+            if part.http_fetch:
+                self.sh(part.host, f"cd {shlex.quote(self.cw(part.host))} && : > {HTTP_GO}",
+                        timeout=30)
         t0 = time.monotonic()
         self._wait_flowgen(fg_limit + 60)
         return t0
+
+    def _http(self, parts: Dict[str, HostPart], plan: Plan) -> None:
+        """The HTTP workload as the local runner runs it (case/scripts.py): the asyncio
+        server of :mod:`synctcp_testbed.traffic.http` on each host that serves (the pairs'
+        left side, whose responses cross the bottleneck with the bulk flows), one client
+        per pair on its right-side host, held until the go (a file, ``go-http``), all
+        from the package the run ships."""
+        if not plan.http:
+            return
+        sc = self.case.scenario
+        if sc.traffic.http_server != "asyncio":
+            raise RunError(f"{self.case.id}: traffic.http_server {sc.traffic.http_server!r}: on "
+                           f"hosts the HTTP workload runs the asyncio server the run ships "
+                           f"(nginx would need its files and a daemon on each host); set "
+                           f"traffic.http_server = \"asyncio\"")
+        dur = sc.duration_s
+        limit = dur + TAIL_S + 180
+        for part in parts.values():
+            if not part.http_serve:
+                continue
+            h = part.host
+            self._start(h, "http-server", ["python3", "-m", "synctcp_testbed.traffic.http",
+                                           "server", "--host", h.data_address, "--port",
+                                           HTTP_PORT, "--cc", plan.http_cc, "--max-seconds",
+                                           int(dur + 120)],
+                        limit, env=f"PYTHONPATH={self.bindir(h)}/py.zip",
+                        stdout="http-server.out")
+        for part in parts.values():
+            h = part.host
+            for hp in part.http_fetch:
+                i = plan.http.index(hp)
+                args = ["python3", "-m", "synctcp_testbed.traffic.http", "client", "--server",
+                        f"{hp.server_addr}:{HTTP_PORT}", "--load-pct", f"{hp.load_pct:g}",
+                        "--capacity-mbit", f"{sc.topology.rate_mbit:g}", "--seconds",
+                        f"{dur + TAIL_S:g}", "--seed", http_seed(self.case.seed, i), "--group",
+                        hp.client, "--out", f"http-{hp.client}.csv", "--cc", plan.http_cc]
+                script = (f"echo ready\nwhile [ ! -e {HTTP_GO} ]; do sleep 0.01; done\n"
+                          f"PYTHONPATH={shlex.quote(self.bindir(h) + '/py.zip')} exec "
+                          f"{_q(args)} > httpc-{hp.client}.json 2> httpc-{hp.client}.log\n")
+                self._start(h, f"http-client-{hp.client}", ["sh", "-c", script], limit)
+                self._copies.append((h.name, f"httpc-{hp.client}.json",
+                                     f"httpc-{hp.client}.json"))
+                self._copies.append((h.name, f"httpc-{hp.client}.log",
+                                     f"httpc-{hp.client}.log"))
+                self._http_csv.append((h.name, f"http-{hp.client}.csv"))
 
     def tool(self, parts: Dict[str, HostPart]) -> str:
         """The case's traffic generator: iperf3 when any end host runs it (the flows
@@ -555,13 +636,15 @@ class HostCase:
             for f in part.send:
                 self._start(part.host, iperf.client_job(f.id),
                             ["sh", "-c", iperf.client_script(f, flow_seconds(f, dur))], limit)
+        self._http(parts, plan)
         self._wait_ready()
         self.log(f"{self.case.id}: {len(plan.flows)} flows (iperf3) on "
                  f"{', '.join(sorted(parts))}, {dur:g} s")
         for part in parts.values():
-            if part.send:
+            go = ([iperf.GO_FILE] if part.send else []) + ([HTTP_GO] if part.http_fetch else [])
+            if go:
                 self.sh(part.host, f"cd {shlex.quote(self.cw(part.host))} && "
-                        f": > {iperf.GO_FILE}", timeout=30)
+                        + " && ".join(f": > {g}" for g in go), timeout=30)
         t0 = time.monotonic()
         self._wait_flowgen(limit + 60)
         return t0
@@ -717,6 +800,10 @@ class HostCase:
             d = got[h.name]
             for p in d.glob("tcp-*.jsonl"):
                 (self.dir / p.name).write_text(rebase_jsonl(p.read_text(), shift(h.name)))
+        for host, name in self._http_csv:
+            src = got[host] / name
+            if src.exists():
+                (self.dir / name).write_text(rebase_http_csv(src.read_text(), shift(host)))
         for host, name, local in self._copies:
             src = got[host] / name
             if src.exists():
