@@ -204,6 +204,7 @@ def test_a_path_scenario_over_the_real_path_with_its_one_way_bounds(
     assert _leftovers() == []
 
 
+@pytest.mark.figures
 def test_iperf3_in_place_of_flowgen_gives_the_same_goodput(lab_dir: Path, tmp_path: Path) -> None:
     """Hosts with ``traffic = "iperf3"`` (as hosts without a C compiler get): each flow is
     ``iperf3 -C ALG`` between them, converted into the same case directory (remote/iperf.py);
@@ -235,6 +236,7 @@ def test_iperf3_in_place_of_flowgen_gives_the_same_goodput(lab_dir: Path, tmp_pa
     assert g["retransmits"] > 0 and g["bottlenecks"][0]["drops"] > 0, line
 
 
+@pytest.mark.figures
 def test_an_http_workload_beside_a_bulk_flow_on_hosts(lab_dir: Path, tmp_path: Path) -> None:
     """The HTTP workload on hosts: the asyncio server on the sender-side host, the
     PackMime client on the receiver-side host, released with the bulk flow, their
