@@ -20,7 +20,7 @@ GO, EXIT = "1795837082.4323714 512.142297254\n", "1795837085.650469 515.36039485
 
 
 def flow(fid: str = "f01", start_s: float = 0.0) -> Flow:
-    return Flow(fid, "fwd", "cubic", "s1", "r1", 15201, 15301, 40.0, start_s=start_s,
+    return Flow(fid, "fwd", "cubic", "s1", "r1", 15201, 40001, 40.0, start_s=start_s,
                 src_addr="127.0.0.1", dst_addr="127.0.0.1")
 
 
@@ -41,6 +41,7 @@ def test_a_recorded_client_document_is_both_sides_of_a_flowgen_result() -> None:
     assert res.cc == "cubic" and res.cc_requested == "cubic" and res.retransmits == 0
     assert res.retrans[-1] == (pytest.approx(end), 0) and res.error is None
     assert merged["flows"][0]["traffic"] == "iperf3"
+    assert res.cport == 15301                  # the port of the document, not the plan's
     # the measured window keeps whole intervals: 2 of 3 inside [0.5, 3.2]
     assert window_bytes(res.intervals, 0.5, 3.2) == (2 * 6291456, pytest.approx(2.0, abs=1e-3))
 
@@ -57,6 +58,18 @@ def test_a_failed_iperf3_is_the_flows_error_not_empty_figures(json_text, exit_, 
     merged = merge_flowgen(docs, docs[0]["go_realtime"], docs[0]["go_monotonic"])
     assert merged["flows"][0]["error"] == f"sender: {why}"
     assert merged["flows"][0]["intervals"] == []
+
+
+def test_a_server_without_json_output_is_named() -> None:
+    doc = json.loads(DOC)
+    del doc["server_output_json"]
+    doc["server_output_text"] = "Accepted connection from 127.0.0.1, port 35007\n"
+    docs = iperf.side_docs("s1", {"f01": "r1"}, [flow()], {"f01": 3.0},
+                           {"f01": {"go": GO, "exit": EXIT, "json": json.dumps(doc)}},
+                           {"f01": 0.04})
+    assert docs[0]["flows"][0]["error"] == ("iperf3: the server's output came as text (its "
+                                            "iperf3 ran without -J)")
+    assert "-J" in iperf.server_argv(flow())
 
 
 def test_no_go_seen_is_one_line() -> None:
@@ -81,5 +94,5 @@ def test_the_client_wrapper_waits_for_the_go_and_records_the_clocks(tmp_path: Pa
     go, ex = (iperf.read_clocks((tmp_path / n).read_text()) for n in ("f01.go", "f01.exit"))
     assert ex[1] - go[1] >= 0.2                          # the flow's start offset
     args = json.loads((tmp_path / "f01.iperf3.json").read_text())["args"]
-    assert args == ("-c 127.0.0.1 -B 127.0.0.1 --cport 15301 -p 15201 -C cubic -t 3 -i 1 -J "
+    assert args == ("-c 127.0.0.1 -B 127.0.0.1 -p 15201 -C cubic -t 3 -i 1 -J "
                     "--get-server-output")

@@ -368,7 +368,8 @@ class HostCase:
         except RunDirError as exc:
             raise RunError(f"{case.id}: {exc}") from None
         ow = oneway(samples, flows, result["t_start"], result["t_end"], bound, basis)
-        ow["discipline"] = "; ".join(d["text"] for d in disc.values())
+        if ow is not None:
+            ow["discipline"] = "; ".join(d["text"] for d in disc.values())
         result["oneway"] = ow
         result["clock_bound_ms"] = bound
         result.update(flat(ow))
@@ -726,12 +727,17 @@ class HostCase:
                 if st.isdigit():
                     statuses.append(int(st))
             try:
-                sides += iperf.side_docs(part.host.name, recv_host, part.send,
-                                         {f.id: flow_seconds(f, dur) for f in part.send}, files,
-                                         {f.id: f.base_rtt_ms / 1e3 for f in part.send})
+                docs = iperf.side_docs(part.host.name, recv_host, part.send,
+                                       {f.id: flow_seconds(f, dur) for f in part.send}, files,
+                                       {f.id: f.base_rtt_ms / 1e3 for f in part.send})
             except iperf.IperfError as exc:
                 raise RunError(f"{self.case.id}: {exc}{' | ' + logs[-1] if logs else ''}"
                                ) from None
+            # the client port the kernel chose: the flow's from now on (its telemetry)
+            ports = {d["id"]: d["cport"] for d in docs[0]["flows"]}
+            for f in part.send:
+                f.cport = ports.get(f.id, f.cport)
+            sides += docs
         return sides
 
     def _fetch(self, parts: Dict[str, HostPart], hosts: List[Host],

@@ -1,7 +1,7 @@
 """``iperf3 -C ALG``: the traffic of a case on hosts without a C compiler (or with
 ``traffic = "iperf3"`` in the hosts file), in place of flowgen.
 
-Each bulk flow is one ``iperf3 -s -1`` on its receiver host (the flow's port,
+Each bulk flow is one ``iperf3 -s -1 -J`` on its receiver host (the flow's port,
 bound to the host's data address) and one client on its sender host, started
 by a wrapper (:func:`client_script`) that waits for the case's go, sleeps the
 flow's start offset, runs ``iperf3 -c ... -C ALG -t SECONDS -i 1 -J
@@ -25,6 +25,11 @@ What differs from flowgen, and is said in the flow's ``traffic`` note:
 * Bulk flows only: a CBR flow needs flowgen.
 * The sender's retransmissions are iperf3's per interval (flowgen samples
   them every interval too).
+* The client's port is the kernel's choice, not the plan's: iperf3 binds
+  ``--cport`` without SO_REUSEADDR, so a case within a minute of one with
+  the same port (its connection in TIME_WAIT) would fail.  The port in the
+  document (``start.connected``) replaces the plan's, so the telemetry is
+  matched to the flow as with flowgen.
 """
 
 from __future__ import annotations
@@ -54,14 +59,19 @@ def server_job(fid: str) -> str:
 
 
 def server_argv(flow: Flow) -> List[Any]:
-    """One test on the flow's port at the receiver's data address, then exit."""
-    return ["iperf3", "-s", "-1", "-B", flow.dst_addr, "-p", flow.port]
+    """One test on the flow's port at the receiver's data address, then exit; ``-J``: the
+    client's ``--get-server-output`` then carries the server's intervals as JSON (without
+    it, as text)."""
+    return ["iperf3", "-s", "-1", "-J", "-B", flow.dst_addr, "-p", flow.port]
 
 
 def client_script(flow: Flow, seconds: float) -> str:
     """The sender's wrapper: ready, wait for the go, the start offset, iperf3, the clocks."""
     fid = flow.id
-    args = ["iperf3", "-c", flow.dst_addr, "-B", flow.src_addr, "--cport", flow.cport,
+    # no --cport: iperf3 binds it without SO_REUSEADDR, so the same client port within a
+    # minute of the last case (its connection in TIME_WAIT) fails; the port the kernel
+    # chose is read back from the document (flow_sides)
+    args = ["iperf3", "-c", flow.dst_addr, "-B", flow.src_addr,
             "-p", flow.port, "-C", flow.cc, "-t", f"{max(1, round(seconds))}", "-i", "1",
             "-J", "--get-server-output"]
     cmd = " ".join(shlex.quote(str(a)) for a in args)
@@ -115,11 +125,20 @@ def flow_sides(flow: Flow, seconds: float, client: Optional[str], go: Tuple[floa
         why = (doc.get("error") if isinstance(doc, dict) else None) or "iperf3 did not finish"
         send["error"] = recv["error"] = f"iperf3: {why}"
         return send, recv
+    try:
+        cport = int(doc["start"]["connected"][0]["local_port"])
+    except (KeyError, IndexError, TypeError, ValueError):
+        send["error"] = recv["error"] = "iperf3: its document names no connection"
+        return send, recv
+    send["cport"] = recv["cport"] = cport
     sent = _intervals(doc, "client")
     server = doc.get("server_output_json") or {}
     got = _intervals(server, "server")
     if not sent or not got:
-        send["error"] = recv["error"] = "iperf3: no intervals (the server's output missing?)"
+        why = ("the server's output came as text (its iperf3 ran without -J)"
+               if doc.get("server_output_text") and not server else
+               "no intervals from the client" if not sent else "no server output")
+        send["error"] = recv["error"] = f"iperf3: {why}"
         return send, recv
     end = exit_[0] - rtt_s - ref_real           # the test ended a round trip before the exit
     t0 = end - sent[-1][1]                       # its start, on the host's clock
