@@ -71,6 +71,19 @@ def _leftovers() -> List[str]:
     return out
 
 
+def _over_ssh_then_local(sc: Path, hosts: Path, lab_dir: Path, tmp_path: Path
+                         ) -> "tuple[Dict[str, Dict[str, Any]], Dict[str, Dict[str, Any]]]":
+    """``sc`` over SSH on the lab's hosts (nothing left running after), the lab taken
+    down, then ``sc`` by the local runner on the same kernel: both runs' cases."""
+    remote = _testbed(str(sc), "--hosts", str(hosts), "--out", str(tmp_path / "remote"))
+    assert remote.returncode == 0, remote.stderr[-3000:]
+    assert _leftovers() == []
+    labmod.down(lab_dir)
+    local = _testbed(str(sc), "--out", str(tmp_path / "local"))
+    assert local.returncode == 0, local.stderr[-3000:]
+    return _cases(tmp_path / "remote"), _cases(tmp_path / "local")
+
+
 @pytest.fixture
 def lab_dir(tmp_path: Path) -> Iterator[Path]:
     yield tmp_path / "lab"
@@ -84,13 +97,7 @@ def test_over_ssh_the_figures_of_the_local_runner(lab_dir: Path, tmp_path: Path)
         subprocess.run(["insmod", str(ROOT / "kmod" / "tcp_sync.ko")], check=True)
     hosts = Lab(lab_dir, senders=1, emulator=True).up()
     sc = _scenario(tmp_path, "equal", ["reno", "cubic", "sync"])
-    remote = _testbed(str(sc), "--hosts", str(hosts), "--out", str(tmp_path / "remote"))
-    assert remote.returncode == 0, remote.stderr[-3000:]
-    assert _leftovers() == []
-    labmod.down(lab_dir)
-    local = _testbed(str(sc), "--out", str(tmp_path / "local"))
-    assert local.returncode == 0, local.stderr[-3000:]
-    got, want = _cases(tmp_path / "remote"), _cases(tmp_path / "local")
+    got, want = _over_ssh_then_local(sc, hosts, lab_dir, tmp_path)
     assert sorted(got) == sorted(want) == ["cubic-droptail", "reno-droptail", "sync-droptail"]
     for cid in sorted(got):
         g, w = got[cid], want[cid]
@@ -248,14 +255,8 @@ def test_an_http_workload_beside_a_bulk_flow_on_hosts(lab_dir: Path, tmp_path: P
                   .replace("duration_s = 30", "duration_s = 20")
                   + '\n[traffic]\nbulk_fwd = true\nhttp_pairs = 1\nhttp_load_pct = 20\n'
                     'http_server = "asyncio"\n')
-    remote = _testbed(str(sc), "--hosts", str(hosts), "--out", str(tmp_path / "remote"))
-    assert remote.returncode == 0, remote.stderr[-3000:]
-    assert _leftovers() == []
-    labmod.down(lab_dir)
-    local = _testbed(str(sc), "--out", str(tmp_path / "local"))
-    assert local.returncode == 0, local.stderr[-3000:]
-    g = _cases(tmp_path / "remote")["reno-droptail"]
-    w = _cases(tmp_path / "local")["reno-droptail"]
+    got, want = _over_ssh_then_local(sc, hosts, lab_dir, tmp_path)
+    g, w = got["reno-droptail"], want["reno-droptail"]
     gh, wh = g["http"], w["http"]
     line = (f"HTTP responses {gh['responses']} / {wh['responses']}, errors {gh['errors']} / "
             f"{wh['errors']}, median {gh['median_ms']:.1f} / {wh['median_ms']:.1f} ms; bulk "

@@ -241,33 +241,33 @@ def merge_flowgen(sides: List[Dict[str, Any]], ref_real: float, ref_mono: float
             "merged_from": [d.get("host") for d in sides], "flows": out}
 
 
-def rebase_queue_csv(text: str, shift: float) -> str:
-    """queue-LINK.csv with every ``t`` moved by ``shift`` seconds (another host's clock)."""
-    lines = text.splitlines()
-    if not lines or shift == 0:
-        return text
-    out = [lines[0]]
-    for ln in lines[1:]:
-        t, sep, rest = ln.partition(",")
-        out.append(f"{float(t) + shift:.6f}{sep}{rest}" if sep else ln)
-    return "\n".join(out) + "\n"
-
-
-def rebase_http_csv(text: str, shift: float) -> str:
-    """An HTTP client's responses (t_start, t_end first) moved by ``shift`` seconds."""
+def rebase_csv(text: str, shift: float, columns: int = 1) -> str:
+    """A CSV whose first ``columns`` fields are times, each moved by ``shift`` seconds
+    (another host's clock): queue-LINK.csv (``t``), an HTTP client's responses
+    (``t_start``, ``t_end``: ``columns=2``)."""
     lines = text.splitlines()
     if not lines or shift == 0:
         return text
     out = [lines[0]]
     for ln in lines[1:]:
         f = ln.split(",")
-        if len(f) >= 2:
-            try:
-                f[0], f[1] = f"{float(f[0]) + shift:.6f}", f"{float(f[1]) + shift:.6f}"
-            except ValueError:
-                pass
+        try:
+            for i in range(min(columns, len(f) - 1)):
+                f[i] = f"{float(f[i]) + shift:.6f}"
+        except ValueError:
+            pass
         out.append(",".join(f))
     return "\n".join(out) + "\n"
+
+
+def rebase_queue_csv(text: str, shift: float) -> str:
+    """queue-LINK.csv with every ``t`` moved by ``shift`` seconds."""
+    return rebase_csv(text, shift)
+
+
+def rebase_http_csv(text: str, shift: float) -> str:
+    """An HTTP client's responses (t_start, t_end first) moved by ``shift`` seconds."""
+    return rebase_csv(text, shift, columns=2)
 
 
 def rebase_jsonl(text: str, shift: float) -> str:
