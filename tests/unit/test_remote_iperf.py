@@ -11,7 +11,7 @@ import pytest
 
 from synctcp_testbed.plan.flows import Flow
 from synctcp_testbed.remote import iperf
-from synctcp_testbed.remote.case import merge_flowgen
+from synctcp_testbed.remote.merge import merge_flowgen
 from synctcp_testbed.traffic.flowgen import parse_result, window_bytes
 
 FIX = Path(__file__).parent / "fixtures" / "iperf3"

@@ -64,7 +64,7 @@ def test_hosts_do_not_go_with_the_platform_options(tmp_path: Path) -> None:
 
 
 def test_an_http_clients_responses_move_to_the_reference_clock() -> None:
-    from synctcp_testbed.remote.case import rebase_http_csv
+    from synctcp_testbed.remote.merge import rebase_http_csv
     text = ("t_start,t_end,req_bytes,resp_bytes,rcvd_bytes,ok,flow_group\n"
             "100.000000,100.250000,300,1200,1200,1,r1\n")
     assert rebase_http_csv(text, -99.5) == (

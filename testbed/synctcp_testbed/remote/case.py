@@ -53,7 +53,9 @@ from ..plan.flows import (HTTP_PORT, Flow, HttpPair, Plan, PlanError, http_seed,
 from ..scenario import RATE_COUNTS, Case
 from ..traffic.flowgen import FlowgenError, FlowSpec, config_text, limit_for, parse_result
 from . import clocks, iperf
+from .clocks import TIMEPAIR, clock_probe, pair_bound, worst
 from .inventory import Host, Inventory
+from .merge import merge_flowgen, rebase_http_csv, rebase_jsonl, rebase_queue_csv
 from .preflight import clock_of, parse_probe
 from .ssh import Connections, HostError
 
@@ -180,105 +182,6 @@ class HostPart:
     #: the HTTP pairs whose server (the responses' sender) / client is this host
     http_serve: List[HttpPair] = field(default_factory=list)
     http_fetch: List[HttpPair] = field(default_factory=list)
-
-
-def merge_flowgen(sides: List[Dict[str, Any]], ref_real: float, ref_mono: float
-                  ) -> Dict[str, Any]:
-    """One flowgen result from the send and receive sides of several hosts.
-
-    Every time is put on the reference's clock (the first sender host's go):
-    a side whose go was ``g`` (CLOCK_REALTIME) has its times moved by
-    ``g - ref_real``.  A flow takes its sender's start, stop, algorithm,
-    tcp_info and retransmissions, and its receiver's intervals, bytes and
-    end (and a CBR flow its loss).
-    """
-    flows: Dict[str, Dict[str, Any]] = {}
-    order: List[str] = []
-    interval = sides[0]["interval_s"] if sides else 1.0
-    stopped = None
-    for doc in sides:
-        shift = float(doc["go_realtime"]) - ref_real
-        stopped = stopped or doc.get("stopped")
-        for f in doc["flows"]:
-            cur = flows.setdefault(f["id"], {})
-            if f["id"] not in order:
-                order.append(f["id"])
-            mv = (lambda t: None if t is None else t + shift)  # noqa: E731
-            if doc.get("side") == "send":
-                for k in ("kind", "port", "cport", "cc_requested", "cc", "start_s", "seconds",
-                          "bytes_sent", "retransmits", "tcp_info", "rate_bps", "pkt_bytes",
-                          "traffic"):
-                    if k in f:
-                        cur[k] = f[k]
-                for k in ("started", "connected", "stopped"):
-                    cur[k] = mv(f.get(k))
-                cur["retrans"] = [[t + shift, n] for t, n in f.get("retrans", [])]
-                if f.get("error"):
-                    cur["error"] = f"sender: {f['error']}"
-            else:
-                for k in ("kind", "port", "cport", "bytes_received", "packets_sent",
-                          "packets_received", "out_of_order", "lost_pct"):
-                    if k in f:
-                        cur[k] = f[k]
-                cur.setdefault("start_s", f.get("start_s"))
-                cur.setdefault("seconds", f.get("seconds"))
-                cur["recv_end"] = mv(f.get("recv_end"))
-                cur["intervals"] = [[a + shift, b + shift, n] for a, b, n in f["intervals"]]
-                if f.get("error") and not cur.get("error"):
-                    cur["error"] = f"receiver: {f['error']}"
-    out = []
-    for fid in order:
-        f = flows[fid]
-        f.setdefault("error", None)
-        f.setdefault("intervals", [])
-        f.setdefault("bytes_received", 0)
-        f.setdefault("retrans", [])
-        for k in ("started", "stopped", "recv_end"):
-            f.setdefault(k, None)
-        out.append({"id": fid, **f})
-    return {"flowgen": 1, "interval_s": interval, "go_monotonic": ref_mono,
-            "go_realtime": ref_real, "times": "seconds from go", "stopped": stopped,
-            "merged_from": [d.get("host") for d in sides], "flows": out}
-
-
-def rebase_csv(text: str, shift: float, columns: int = 1) -> str:
-    """A CSV whose first ``columns`` fields are times, each moved by ``shift`` seconds
-    (another host's clock): queue-LINK.csv (``t``), an HTTP client's responses
-    (``t_start``, ``t_end``: ``columns=2``)."""
-    lines = text.splitlines()
-    if not lines or shift == 0:
-        return text
-    out = [lines[0]]
-    for ln in lines[1:]:
-        f = ln.split(",")
-        try:
-            for i in range(min(columns, len(f) - 1)):
-                f[i] = f"{float(f[i]) + shift:.6f}"
-        except ValueError:
-            pass
-        out.append(",".join(f))
-    return "\n".join(out) + "\n"
-
-
-def rebase_queue_csv(text: str, shift: float) -> str:
-    """queue-LINK.csv with every ``t`` moved by ``shift`` seconds."""
-    return rebase_csv(text, shift)
-
-
-def rebase_http_csv(text: str, shift: float) -> str:
-    """An HTTP client's responses (t_start, t_end first) moved by ``shift`` seconds."""
-    return rebase_csv(text, shift, columns=2)
-
-
-def rebase_jsonl(text: str, shift: float) -> str:
-    if shift == 0:
-        return text
-    out = []
-    for ln in text.splitlines():
-        obj = json.loads(ln)
-        obj["t"] = obj["t"] + shift
-        out.append(json.dumps(obj))
-    return "\n".join(out) + ("\n" if out else "")
 
 
 class HostCase:
@@ -823,68 +726,6 @@ class HostCase:
                      "reference_clock": f"CLOCK_MONOTONIC of {send0['host']} (its go: "
                                         f"{ref_mono:.6f})"}
         (self.dir / "host.json").write_text(json.dumps(host_json, indent=1))
-
-
-#: the clock terms of :mod:`.preflight`'s probe, alone (CHRONYC_SOCKET: ``-h PATH`` or
-#: nothing), and the whole discipline as ``synctcp clock --json`` reads it, from the
-#: shipped package (BINDIR/py.zip), on one line
-CLOCK_PROBE = r"""echo "boot_id=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)"
-command -v chronyc >/dev/null 2>&1 && echo "have_chronyc=1" && echo "tracking=$(timeout 5 chronyc -c CHRONYC_SOCKET tracking 2>/dev/null | head -n 1)"
-PYTHONPATH=BINDIR/py.zip timeout 20 python3 -c 'import argparse, json, sys
-from synctcp import clock
-p = argparse.ArgumentParser()
-clock.add_parser(p.add_subparsers())
-a = p.parse_args(["clock", "--gpsd-timeout", "1"] + sys.argv[1:])
-try:
-    r = clock.collect(a)
-except (clock.ClockError, OSError) as exc:
-    r = {"error": str(exc)}
-print("discipline=" + json.dumps(r, separators=(",", ":")))' CHRONYC_ARGS 2>/dev/null
-echo probe=done
-"""
-
-
-def clock_probe(host: Host, bindir: str) -> str:
-    """:data:`CLOCK_PROBE` for ``host`` (its chronyd socket) with the package in ``bindir``."""
-    sock = f"-h {shlex.quote(host.chronyc_socket)}" if host.chronyc_socket else ""
-    args = (f"--chronyc-socket {shlex.quote(host.chronyc_socket)}"
-            if host.chronyc_socket else "")
-    return (CLOCK_PROBE.replace("CHRONYC_SOCKET", sock).replace("BINDIR", shlex.quote(bindir))
-            .replace("CHRONYC_ARGS", args))
-
-
-#: CLOCK_REALTIME and CLOCK_MONOTONIC read back to back (the smallest span of 5)
-TIMEPAIR = ("python3 -c 'import json, time\n"
-            "best = None\n"
-            "for _ in range(5):\n"
-            "    m0 = time.clock_gettime(time.CLOCK_MONOTONIC); r = time.time(); "
-            "m1 = time.clock_gettime(time.CLOCK_MONOTONIC)\n"
-            "    c = {\"realtime\": r, \"monotonic\": (m0 + m1) / 2, \"span_s\": m1 - m0}\n"
-            "    best = c if best is None or c[\"span_s\"] < best[\"span_s\"] else best\n"
-            "print(json.dumps(best))'")
-
-
-def pair_bound(s: Host, r: Host, before: Dict[str, clocks.HostClock],
-               after: Dict[str, clocks.HostClock]) -> Dict[str, Any]:
-    """The clock bound of one sender/receiver pair over a case (the larger of before
-    and after; None without one) and its basis."""
-    b0 = clocks.pair_bound_s(before[s.name], before[r.name])
-    b1 = clocks.pair_bound_s(after[s.name], after[r.name])
-    bound = clocks.case_bound_s(b0, b1)
-    return {"sender": s.name, "receiver": r.name,
-            "bound_ms": None if bound is None else bound * 1e3,
-            "basis": clocks.pair_basis(before[s.name], before[r.name])}
-
-
-def worst(bounds: List[Dict[str, Any]]) -> Tuple[Optional[float], str]:
-    """The largest bound of a case's pairs (None if a pair has none), and its basis."""
-    if not bounds:
-        return None, "no pairs"
-    none = [b for b in bounds if b["bound_ms"] is None]
-    if none:
-        return None, none[0]["basis"]
-    top = max(bounds, key=lambda b: b["bound_ms"])
-    return float(top["bound_ms"]), top["basis"]
 
 
 def _measured(case: Case, egress: Dict[str, Tuple[str, Egress]]) -> List[Tuple[str, str]]:

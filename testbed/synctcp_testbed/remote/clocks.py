@@ -48,10 +48,14 @@ the one after (:func:`case_bound_s`).
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
-from typing import Any, Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from synctcp.clock import LOCAL_REFID, ParseError, parse_tracking_csv
+
+if TYPE_CHECKING:
+    from .inventory import Host
 
 
 @dataclass(frozen=True)
@@ -156,3 +160,65 @@ def discipline_summary(host: str, before: Dict[str, Any], after: Dict[str, Any])
     return {"host": host, "class": cls, "source": v1.get("source"), "changed": changed,
             "refclocks": refs, "pps_pulses": pulses, "gpsd_fix": fix,
             "host_error_us": v1.get("host_error_us"), "text": f"{host}: " + ", ".join(parts)}
+
+
+#: the clock terms of :mod:`.preflight`'s probe, alone (CHRONYC_SOCKET: ``-h PATH`` or
+#: nothing), and the whole discipline as ``synctcp clock --json`` reads it, from the
+#: shipped package (BINDIR/py.zip), on one line
+CLOCK_PROBE = r"""echo "boot_id=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)"
+command -v chronyc >/dev/null 2>&1 && echo "have_chronyc=1" && echo "tracking=$(timeout 5 chronyc -c CHRONYC_SOCKET tracking 2>/dev/null | head -n 1)"
+PYTHONPATH=BINDIR/py.zip timeout 20 python3 -c 'import argparse, json, sys
+from synctcp import clock
+p = argparse.ArgumentParser()
+clock.add_parser(p.add_subparsers())
+a = p.parse_args(["clock", "--gpsd-timeout", "1"] + sys.argv[1:])
+try:
+    r = clock.collect(a)
+except (clock.ClockError, OSError) as exc:
+    r = {"error": str(exc)}
+print("discipline=" + json.dumps(r, separators=(",", ":")))' CHRONYC_ARGS 2>/dev/null
+echo probe=done
+"""
+
+
+def clock_probe(host: "Host", bindir: str) -> str:
+    """:data:`CLOCK_PROBE` for ``host`` (its chronyd socket) with the package in ``bindir``."""
+    sock = f"-h {shlex.quote(host.chronyc_socket)}" if host.chronyc_socket else ""
+    args = (f"--chronyc-socket {shlex.quote(host.chronyc_socket)}"
+            if host.chronyc_socket else "")
+    return (CLOCK_PROBE.replace("CHRONYC_SOCKET", sock).replace("BINDIR", shlex.quote(bindir))
+            .replace("CHRONYC_ARGS", args))
+
+
+#: CLOCK_REALTIME and CLOCK_MONOTONIC read back to back (the smallest span of 5)
+TIMEPAIR = ("python3 -c 'import json, time\n"
+            "best = None\n"
+            "for _ in range(5):\n"
+            "    m0 = time.clock_gettime(time.CLOCK_MONOTONIC); r = time.time(); "
+            "m1 = time.clock_gettime(time.CLOCK_MONOTONIC)\n"
+            "    c = {\"realtime\": r, \"monotonic\": (m0 + m1) / 2, \"span_s\": m1 - m0}\n"
+            "    best = c if best is None or c[\"span_s\"] < best[\"span_s\"] else best\n"
+            "print(json.dumps(best))'")
+
+
+def pair_bound(s: "Host", r: "Host", before: Dict[str, HostClock],
+               after: Dict[str, HostClock]) -> Dict[str, Any]:
+    """The clock bound of one sender/receiver pair over a case (the larger of before
+    and after; None without one) and its basis."""
+    b0 = pair_bound_s(before[s.name], before[r.name])
+    b1 = pair_bound_s(after[s.name], after[r.name])
+    bound = case_bound_s(b0, b1)
+    return {"sender": s.name, "receiver": r.name,
+            "bound_ms": None if bound is None else bound * 1e3,
+            "basis": pair_basis(before[s.name], before[r.name])}
+
+
+def worst(bounds: List[Dict[str, Any]]) -> Tuple[Optional[float], str]:
+    """The largest bound of a case's pairs (None if a pair has none), and its basis."""
+    if not bounds:
+        return None, "no pairs"
+    none = [b for b in bounds if b["bound_ms"] is None]
+    if none:
+        return None, none[0]["basis"]
+    top = max(bounds, key=lambda b: b["bound_ms"])
+    return float(top["bound_ms"]), top["basis"]
