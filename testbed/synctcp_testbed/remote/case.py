@@ -511,7 +511,7 @@ class HostCase:
     def tool(self, parts: Dict[str, HostPart]) -> str:
         """The case's traffic generator: iperf3 when any end host runs it (the flows
         between two hosts need the same tool at both ends), else flowgen."""
-        tools = getattr(self.run_ctx, "tools", {})
+        tools = self.run_ctx.tools
         return ("iperf3" if any(tools.get(n) == "iperf3" for n in parts) else "flowgen")
 
     def _traffic_iperf3(self, parts: Dict[str, HostPart], plan: Plan) -> float:
@@ -745,6 +745,8 @@ class RemoteRunLike(Protocol):
     connections: Connections
     diag_hz: float
     queue_hz: float
+    #: each end host's traffic generator (flowgen or iperf3)
+    tools: Dict[str, str]
 
     def workdir(self, host: Host) -> str: ...
     def privileged(self, host: Host, script: str) -> str: ...
