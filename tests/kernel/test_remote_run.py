@@ -265,3 +265,110 @@ def test_an_http_workload_beside_a_bulk_flow_on_hosts(lab_dir: Path, tmp_path: P
     assert gh["responses"] > 50 and gh["errors"] == 0, line
     assert abs(gh["responses"] / wh["responses"] - 1) <= 0.10, line
     assert abs(gh["median_ms"] / wh["median_ms"] - 1) <= 0.10, line
+
+
+LOT = """\
+name = "hosts-lot"
+description = "pairs of their own base RTTs, two-way, through the emulator host"
+cc = ["reno"]
+aqm = ["droptail"]
+duration_s = 30
+warmup_s = 5
+seed = 1
+ceiling = false
+
+[topology]
+kind = "parking-lot"
+routers = 2
+rate_mbit = 10
+link_delay_ms = 1
+rtts_ms = [20, 60, 100]
+queue_pkts = 50
+window_segs = 30
+measure = ["r0r1", "r0r1-rev"]
+
+[traffic]
+bulk_fwd = true
+bulk_rev = true
+"""
+
+
+def _lab_state() -> List[str]:
+    """The per-case state a run leaves on the lab's hosts: host routes, IFB devices and
+    ingress qdiscs."""
+    out = []
+    for ns in labmod.namespaces():
+        for cmd in (["ip", "-4", "route", "show"], ["ip", "-o", "link", "show", "type", "ifb"],
+                    ["tc", "qdisc", "show"]):
+            text = subprocess.run(["ip", "netns", "exec", ns, *cmd], capture_output=True,
+                                  text=True, timeout=30).stdout
+            out += [f"{ns}: {ln}" for ln in text.splitlines()
+                    if "/32" in ln or "ifb" in ln or "ingress" in ln or " window " in ln]
+    return out
+
+
+@pytest.mark.figures
+def test_pairs_of_their_own_rtts_through_the_emulator_as_the_local_parking_lot(
+        lab_dir: Path, tmp_path: Path) -> None:
+    """A parking lot whose three pairs have base RTTs of 20, 60 and 100 ms, two-way, with
+    Weigle's window clamp, on two sender and two receiver hosts (pairs 1 and 3 share
+    s1 -> r1): every flow's smallest RTT is its pair's, every end host routes its peers
+    with the window as the local runner's nodes do (on 7.2 a route window bounds only the
+    window scale: docs/platform.md), the figures are the local runner's parking lot of the
+    same routers, and nothing of the case stays on the hosts (routes, IFBs, ingress
+    qdiscs).  Within 2% (goodput) and 10% (queue, drops), not the dumbbell's 1%: the
+    emulator puts each pair's delay before the queue, the local lot half before and half
+    after, so the pairs reach the queue in other phases (each flow's round trip is the
+    same) and the six flows share the link differently; measured: goodput 1.1%, queues
+    4.2% and 1.7%, drops 2.2% and 2.3% apart."""
+    hosts = Lab(lab_dir, senders=2, emulator=True).up()
+    before = _lab_state()
+    sc = tmp_path / "lot.toml"
+    sc.write_text(LOT)
+    remote = _testbed(str(sc), "--hosts", str(hosts), "--out", str(tmp_path / "remote"))
+    assert remote.returncode == 0, remote.stderr[-3000:]
+    assert _leftovers() == [] and _lab_state() == before, _lab_state()
+    cdir = tmp_path / "remote" / "reno-droptail"
+    setup = (cdir / "topology.sh").read_text()
+    assert setup.count("type ifb") == 2 * 3, setup      # 3 delays, each side
+    for h in ("s1", "s2", "r1", "r2"):                  # the clamp, on every end host
+        assert f"window {30 * 1448}" in (cdir / f"setup-{h}.sh").read_text(), h
+    rtt = {f["id"]: f["base_rtt_ms"] for f in json.loads((cdir / "flows.json").read_text())}
+    port = {f["port"]: f["id"] for f in json.loads((cdir / "flowgen.json").read_text())["flows"]}
+    low: Dict[str, float] = {}
+    cwnd: Dict[str, int] = {}
+    from synctcp_testbed.analysis.rundir import read_tcp_jsonl
+    for p in cdir.glob("tcp-*.jsonl"):
+        for s in read_tcp_jsonl(p):
+            for sock in s.sockets:
+                fid = port.get(sock["dport"])
+                info = sock["tcp_info"]
+                if fid and info.get("min_rtt_us"):
+                    low[fid] = min(low.get(fid, 1e9), info["min_rtt_us"] / 1000)
+                    cwnd[fid] = max(cwnd.get(fid, 0), info.get("cwnd", 0))
+    assert sorted(low) == sorted(rtt), (low, rtt)
+    for fid in sorted(low):
+        print(f"FIGURES {fid}: base RTT {rtt[fid]:g} ms, smallest RTT seen {low[fid]:.2f} ms, "
+              f"largest cwnd {cwnd[fid]}")
+        # a 1500-byte packet takes 1.2 ms at 10 Mbit/s, its ACK 0.05
+        assert rtt[fid] <= low[fid] <= rtt[fid] + 3, (fid, low[fid], rtt[fid])
+    labmod.down(lab_dir)
+    local = _testbed(str(sc), "--out", str(tmp_path / "local"))
+    assert local.returncode == 0, local.stderr[-3000:]
+    g, w = _cases(tmp_path / "remote")["reno-droptail"], _cases(tmp_path / "local")["reno-droptail"]
+    for gb, wb in zip(g["bottlenecks"], w["bottlenecks"]):
+        print(f"FIGURES {gb['link']}: mean queue {gb['mean_pkts']:.2f} / {wb['mean_pkts']:.2f} "
+              f"packets, drops {gb['drops']} / {wb['drops']} (over SSH / local)")
+    print(f"FIGURES goodput {g['goodput_mbit']:.4f} / {w['goodput_mbit']:.4f} Mbit/s "
+          f"(over SSH / local)")
+    gf = {f["id"]: f for f in json.loads((cdir / "flows.json").read_text())}
+    wf = {f["id"]: f for f in json.loads((tmp_path / "local" / "reno-droptail" /
+                                          "flows.json").read_text())}
+    for fid in sorted(gf):
+        print(f"FIGURES {fid} ({gf[fid]['group']}, {rtt[fid]:g} ms): goodput "
+              f"{gf[fid]['goodput_mbit']:.3f} / {wf[fid]['goodput_mbit']:.3f} Mbit/s")
+    assert [b["link"] for b in g["bottlenecks"]] == [b["link"] for b in w["bottlenecks"]]
+    assert abs(g["goodput_mbit"] / w["goodput_mbit"] - 1) <= 0.02
+    for gb, wb in zip(g["bottlenecks"], w["bottlenecks"]):
+        assert abs(gb["mean_pkts"] / wb["mean_pkts"] - 1) <= 0.10, gb["link"]
+        assert abs(gb["drops"] / wb["drops"] - 1) <= 0.10, gb["link"]

@@ -9,10 +9,12 @@ For a case, :class:`HostCase`
    (:func:`synctcp_testbed.plan.flows.plan_case`, unchanged);
 2. sets each end host's TCP sysctls as the namespace runner does (ECN for
    a marking queue, ``tcp_no_metrics_save``, buffers of 4 BDPs), loads the
-   algorithms and sets their variant and parameters, and on an emulator
-   host builds the dumbbell's bottleneck stages (netem delay, HTB rate, the
-   queue) on its two interfaces; a ``restore.sh`` on each host undoes all of
-   it, also at the next contact after a host was lost;
+   algorithms and sets their variant and parameters, routes each end host's
+   peers with the scenario's window, initial window and MTU, and on an
+   emulator host builds the bottleneck stages (netem delay, HTB rate, the
+   queue) on its two interfaces and each flow's own delay
+   (:mod:`.emulate`); a ``restore.sh`` on each host undoes all of it, also
+   at the next contact after a host was lost;
 3. reads every host's clock before, starts the samplers (the emulator's
    qsampler, each sender's inet_diag sampler), flowgen's
    receivers on the receiver hosts and its senders on the sender hosts
@@ -48,12 +50,13 @@ from ..case.scripts import (CAPTURE_MAX_PACKETS, FLOWGEN_CONF, FLOWGEN_LOG, FLOW
                             FLOWGEN_STATUS, TAIL_S, flow_seconds)
 from ..network.backends import socket_buffers
 from ..network.qdisc import Egress
-from ..plan.flows import (HTTP_PORT, Flow, HttpPair, Plan, PlanError, http_seed, pair_nodes,
-                          plan_case)
-from ..scenario import RATE_COUNTS, Case
+from ..plan.flows import HTTP_PORT, Flow, HttpPair, Plan, PlanError, http_seed, plan_case
+from ..scenario import Case
 from ..traffic.flowgen import FlowgenError, FlowSpec, config_text, limit_for, parse_result
 from . import clocks, iperf
 from .clocks import TIMEPAIR, clock_probe, pair_bound, worst
+from .emulate import (DelayStage, HostTopology, delay_script, emulator_stages, flow_delays,
+                      map_nodes, route_attrs, route_script)
 from .inventory import Host, Inventory
 from .merge import merge_flowgen, rebase_http_csv, rebase_jsonl, rebase_queue_csv
 from .preflight import clock_of, parse_probe
@@ -67,84 +70,6 @@ POLL_S = 2.0
 TRAFFIC_JOBS = ("flowgen-", "iperf3-c-", "http-client-")
 #: the file the HTTP clients of a host wait for
 HTTP_GO = "go-http"
-
-
-class HostTopology:
-    """What the planner and the collector need of a topology, for hosts:
-    addresses, and the emulator's measured queues."""
-
-    def __init__(self, node_host: Dict[str, Host], emulator: Optional[Host],
-                 egress: Dict[str, Tuple[str, Egress]]):
-        self.node_host = node_host
-        self.emulator = emulator
-        #: link label -> (emulator device, its egress)
-        self.egress = egress
-        self.links: List[Any] = []
-        self.nodes: Dict[str, Any] = {}
-
-    def addr(self, node: str, link: Any = None) -> str:
-        return self.node_host[node].data_address
-
-    def ns(self, node: str) -> str:
-        return "-"
-
-    def sample_points(self) -> List[Tuple[str, str, str, str]]:
-        out = []
-        for label, (dev, eg) in self.egress.items():
-            parent = eg.leaf_parent()
-            if parent:
-                out.append((label, "-", dev, parent))
-        return out
-
-
-def map_nodes(case: Case, inv: Inventory) -> Dict[str, Host]:
-    """Each end node of the scenario on its host; RunError when the scenario cannot run
-    on these hosts."""
-    sc = case.scenario
-    t = sc.topology
-    if t.kind not in ("dumbbell", "path"):
-        raise RunError(f"topology.kind {t.kind} needs routers between the hosts; real hosts run "
-                       f"kind = \"path\" (the real path) or \"dumbbell\" (an emulator host's "
-                       f"bottleneck)")
-    if t.kind == "dumbbell" and inv.emulator is None:
-        raise RunError("topology.kind dumbbell emulates a bottleneck: the hosts file needs an "
-                       "emulator host (roles = [\"emulator\"]), or use kind = \"path\"")
-    if t.window_segs or t.init_cwnd_segs or t.access_rate_mbit:
-        raise RunError("topology.window_segs, init_cwnd_segs and access_rate_mbit change the "
-                       "hosts' routes: not on real hosts")
-    senders, receivers = inv.with_role("sender"), inv.with_role("receiver")
-    out: Dict[str, Host] = {}
-    for i, (s, r) in enumerate(pair_nodes(sc)):
-        out[s], out[r] = senders[i % len(senders)], receivers[i % len(receivers)]
-        if out[s].name == out[r].name:
-            raise RunError(f"pair {i + 1}: host {out[s].name} would be both its sender and its "
-                           f"receiver (give each pair two hosts)")
-    return out
-
-
-def emulator_stages(case: Case, inv: Inventory) -> Dict[str, Tuple[str, Egress]]:
-    """The dumbbell's bottleneck on the emulator: link ``lr`` (toward the receivers) and
-    ``lr-rev`` (toward the senders), each delay + rate + queue, the base RTT's one-way
-    delay in the netem stage; empty for kind ``path``."""
-    sc = case.scenario
-    t = sc.topology
-    em = inv.emulator
-    if t.kind != "dumbbell" or em is None:
-        return {}
-    if len(set(t.rtts_ms)) > 1:
-        raise RunError(f"topology.rtts_ms {t.rtts_ms}: one emulator adds one delay; its pairs "
-                       f"need one base RTT (or a hosts file per RTT)")
-    aqm = "droptail" if case.aqm == "ceiling" else case.aqm
-    queue = sc.queue_spec(aqm, t.rate_mbit, limit=case.queue_limit)
-    one_way = t.rtts_ms[0] / 2
-    overhead = RATE_COUNTS[t.rate_counts]
-    out = {}
-    for label, side in (("lr", "receiver"), ("lr-rev", "sender")):
-        eg = Egress(rate_mbit=t.rate_mbit, queue=queue, delay_ms=one_way,
-                    size_overhead=overhead)
-        eg.validate()
-        out[label] = (em.interfaces[side], eg)
-    return out
 
 
 def flow_specs(flows: List[Flow], duration: float) -> List[FlowSpec]:
@@ -231,6 +156,7 @@ class HostCase:
             raise RunError(f"{case.id}: no bulk or CBR flow to run (on hosts an HTTP workload "
                            f"runs beside bulk or CBR flows, whose generator gives the case its "
                            f"clock)")
+        delays = flow_delays(case, plan)
         parts = self._parts(plan, node_host)
         hosts = [p.host for p in parts.values()] + ([self.inv.emulator] if self.inv.emulator
                                                     else [])
@@ -241,7 +167,7 @@ class HostCase:
             for h in hosts:
                 self.run_ctx.clean_stale(h)
                 self.sh(h, f"rm -rf {shlex.quote(self.cw(h))} && mkdir -p {shlex.quote(self.cw(h))}")
-            self._setup(parts, egress)
+            self._setup(parts, egress, delays)
             before = self._clocks(parts, "before")
             pairs0 = self._timepairs(hosts)
             t0 = self._traffic(parts, egress, plan)
@@ -296,9 +222,11 @@ class HostCase:
         return parts
 
     # -- set up and undo -----------------------------------------------------------------
-    def _setup(self, parts: Dict[str, HostPart], egress: Dict[str, Tuple[str, Egress]]) -> None:
+    def _setup(self, parts: Dict[str, HostPart], egress: Dict[str, Tuple[str, Egress]],
+               delays: List[DelayStage]) -> None:
         sc = self.case.scenario
         t = sc.topology
+        attrs = route_attrs(sc)
         ecn = any(eg.queue is not None and eg.queue.ecn for _, eg in egress.values())
         rmem, wmem = socket_buffers(t.rate_mbit, max(t.rtts_ms))
         for part in parts.values():
@@ -323,6 +251,10 @@ class HostCase:
                     p = f"/sys/module/{mod}/parameters/{name}"
                     lines.append(f"printf 'echo %s > {p}\\n' \"$(cat {p})\" >> restore.sh && "
                                  f"echo {shlex.quote(str(value))} > {p}")
+            peers = ([f.dst_addr for f in part.send] + [f.src_addr for f in part.recv]
+                     + [hp.server_addr for hp in part.http_fetch]
+                     + [self._node_host[hp.client].data_address for hp in part.http_serve])
+            lines += route_script(peers, attrs)
             script = "\n".join(["set -e", *lines]) + "\n"
             (self.dir / f"setup-{h.name}.sh").write_text(script)
             self.touched.append(h.name)
@@ -336,6 +268,9 @@ class HostCase:
                 tc += ["tc " + " ".join(c) for c in eg.tc_commands(dev)]
             restore = "".join(f"tc qdisc del dev {d} root 2>/dev/null || true\n"
                               for d in sorted({d for d, _ in egress.values()}))
+            dl, undo = delay_script(delays, {s: em.interfaces[s] for s in ("sender", "receiver")})
+            tc += dl
+            restore += undo
             script = (f"set -e\ncd {shlex.quote(self.cw(em))}\n"
                       f"printf %s {shlex.quote(restore)} > restore.sh\n" + "\n".join(tc) + "\n")
             (self.dir / "topology.sh").write_text(script)
