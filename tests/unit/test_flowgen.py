@@ -253,7 +253,8 @@ def test_flowgen_refuses_bad_configs_with_one_line_and_status_2(
 
 @pytest.mark.parametrize("args", [[], ["-c"], ["-c", "x", "-o", "y", "-i", "0"],
                                   ["-c", "x", "-o", "y", "-l", "-1"], ["-c", "x", "-o", "y", "-w", "-5"],
-                                  ["--what", "x"]])
+                                  ["-c", "x", "-o", "y", "-W", "-1"],
+                                  ["-c", "x", "-o", "y", "-W", "2000000000"], ["--what", "x"]])
 def test_flowgen_usage_errors_exit_2(flowgen_bin: str, args: List[str]) -> None:
     res = subprocess.run([flowgen_bin, *args], capture_output=True, text=True, timeout=10)
     assert res.returncode == 2 and len(res.stderr.splitlines()) == 1, res
@@ -294,3 +295,17 @@ def test_sides_on_two_processes_over_loopback(flowgen_bin: str, tmp_path: Path) 
     s2, r2 = send["flows"][1], recv["flows"][1]
     assert r2["error"] is None and r2["packets_sent"] == s2["packets_sent"] > 0
     assert r2["packets_received"] == r2["packets_sent"] and r2["lost_pct"] == 0.0
+
+
+def test_a_window_clamp_runs_a_bulk_flow_to_its_end(flowgen_bin: str, tmp_path: Path) -> None:
+    """-W (window_segs): the receiver's buffer and clamp are set (a refused one is an
+    exit 2 naming the flow), the flow runs; its clamp is measured on a delayed path by
+    tests/kernel/test_remote_run.py (loopback's 64 KB segments say nothing of it)."""
+    conf = tmp_path / "c.conf"
+    conf.write_text("flow f01 bulk - - 127.0.0.1 127.0.0.1 25211 45011 reno 0 0.3\n")
+    res = subprocess.run([flowgen_bin, "-c", str(conf), "-o", str(tmp_path / "r.json"), "-l", "30",
+                          "-W", str(46 * 1448)], input="go\n", capture_output=True, text=True,
+                         timeout=60)
+    assert res.returncode == 0, res.stderr
+    flow = json.loads((tmp_path / "r.json").read_text())["flows"][0]
+    assert flow["error"] is None and flow["bytes_received"] > 0, flow

@@ -547,11 +547,15 @@ def test_each_flows_base_rtt_is_the_rtt_of_the_built_path(name: str) -> None:
             assert path_rtt(topo, f.src, f.dst) == pytest.approx(f.base_rtt_ms), (case.id, f.id)
 
 
-def test_weigle_ftp_clamps_the_window_to_46_segments_and_measures_the_bottleneck() -> None:
-    case, topo, _ = planned("weigle-ftp")
-    assert topo.nodes["b1"].rcv_window_bytes == 46 * MSS_BYTES
-    assert topo.nodes["a1"].rcv_window_bytes == 46 * MSS_BYTES
-    assert topo.nodes["R0"].rcv_window_bytes is None
+def test_weigle_ftp_clamps_the_window_to_46_segments_and_measures_the_bottleneck(
+        tmp_path: Path) -> None:
+    case, topo, plan = planned("weigle-ftp")
+    assert case.scenario.topology.window_bytes == 46 * MSS_BYTES
+    script = clients_script(plan, topo, tmp_path, 300, 7, 10,
+                            window_bytes=case.scenario.topology.window_bytes)
+    assert f" -W {46 * MSS_BYTES} " in script
+    assert " -W " not in clients_script(plan, topo, tmp_path, 300, 7, 10)
+    assert load("reverse-path").topology.window_bytes == 0
     core = [p[0] for p in topo.sample_points() if is_core(p[0])]
     assert set(case.scenario.topology.measure) <= set(core)
 
@@ -561,7 +565,6 @@ def test_weigle_http_full_has_weigles_window_and_initial_window() -> None:
     assert plan.http
     for h in plan.http:
         for node in (h.server, h.client):
-            assert topo.nodes[node].rcv_window_bytes == 68 * MSS_BYTES
             assert topo.nodes[node].init_cwnd_segs == 2
     assert topo.nodes["R0"].init_cwnd_segs is None
     _, topo, _ = planned("weigle-ftp-full")

@@ -217,7 +217,8 @@ class CaseRun:
         self.barrier = Path(tempfile.mkdtemp(prefix="synctcp-barrier-"))
         os.mkfifo(self.barrier / ".go")
         clients = self._spawn(clients_script(plan, topo, self.dir, dur, sc.seed,
-                                             sc.topology.rate_mbit, self.barrier, fg_bin),
+                                             sc.topology.rate_mbit, self.barrier, fg_bin,
+                                             sc.topology.window_bytes),
                               "traffic.sh")
         try:
             t0 = self._release(clients, client_count(plan))

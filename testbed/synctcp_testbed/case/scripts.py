@@ -147,7 +147,7 @@ def flowgen_config(plan: Plan, topo: Topology, duration: float) -> str:
 
 def clients_script(plan: Plan, topo: Topology, case_dir: Path, duration: float, seed: int,
                    rate_mbit: float, barrier_dir: Optional[Path] = None,
-                   flowgen_bin: str = "flowgen") -> str:
+                   flowgen_bin: str = "flowgen", window_bytes: int = 0) -> str:
     """Every client, held at a start barrier.
 
     All bulk and CBR flows, both ends, are one ``flowgen`` process
@@ -178,9 +178,9 @@ def clients_script(plan: Plan, topo: Topology, case_dir: Path, duration: float, 
         specs = flowgen_specs(plan, topo, duration)
         argv = fg_command(flowgen_bin, case_dir / FLOWGEN_CONF, case_dir / FLOWGEN_OUT,
                           limit_s=limit_for(specs), ready_file=bdir / ".launched",
-                          go_file=bdir / ".go")
+                          go_file=bdir / ".go", window_bytes=window_bytes)
         by_hand = fg_command(flowgen_bin, case_dir / FLOWGEN_CONF, case_dir / FLOWGEN_OUT,
-                             limit_s=limit_for(specs))
+                             limit_s=limit_for(specs), window_bytes=window_bytes)
         lines.append(f"# by hand, without the barrier (go is a line on stdin): "
                      f"echo go | {_q(by_hand)}")
         lines.append(f"{{ {_q(argv)} > /dev/null 2> {shlex.quote(str(case_dir / FLOWGEN_LOG))}; "

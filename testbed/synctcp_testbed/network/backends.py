@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ..scenario import MSS_BYTES, RATE_COUNTS, Case
+from ..scenario import RATE_COUNTS, Case
 from .netns import TopologyError
 from .topology import Topology, chain, dumbbell, parking_lot
 
@@ -86,9 +86,8 @@ def build_topology(case: Case, prefix: str = "st") -> Topology:
     t = sc.topology
     aqm = "droptail" if case.aqm == "ceiling" else case.aqm
     queue = sc.queue_spec(aqm, t.rate_mbit, limit=case.queue_limit)
-    window = t.window_segs * MSS_BYTES if t.window_segs else None
-    common: Dict[str, Any] = dict(access_rate_mbit=t.access_rate_mbit, rcv_window_bytes=window,
-                                  prefix=prefix, offloads=t.offloads, mtu=t.mtu)
+    common: Dict[str, Any] = dict(access_rate_mbit=t.access_rate_mbit, prefix=prefix,
+                                  offloads=t.offloads, mtu=t.mtu)
     if t.kind == "path":
         raise TopologyError("topology.kind path is the real path between hosts: run it with "
                             "--hosts HOSTS.toml (docs/real-hosts.md)")

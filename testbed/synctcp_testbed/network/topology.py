@@ -39,8 +39,6 @@ from .qdisc import Egress, QueueSpec, via_netlink
 class Node:
     name: str
     router: bool = False
-    #: clamp on the window this node advertises (route ``window``), bytes
-    rcv_window_bytes: Optional[int] = None
     #: initial congestion window of this node's connections (route ``initcwnd``), segments
     init_cwnd_segs: Optional[int] = None
     sysctls: Dict[str, str] = field(default_factory=dict)
@@ -176,9 +174,9 @@ class Topology:
                       f"link set {dev} mtu {self.mtu} up"]
         hops = self.next_hops(node)
         n = self.nodes[node]
-        window = f" window {n.rcv_window_bytes}" if n.rcv_window_bytes else ""
-        if n.init_cwnd_segs:
-            window += f" initcwnd {n.init_cwnd_segs}"
+        # (a route window would not clamp the receivers' window on Linux >= 6.7:
+        # flowgen -W does, docs/platform.md)
+        window = f" initcwnd {n.init_cwnd_segs}" if n.init_cwnd_segs else ""
         if len(own) == 1 and not n.router:
             nb = own[0].other(node)
             lines.append(f"route add default via {self.addr(nb, own[0])}{window}")
@@ -363,8 +361,7 @@ def access_delays(rtt_ms: float, core_one_way_ms: float) -> float:
 
 def dumbbell(rtts_ms: Sequence[float], rate_mbit: float, queue: QueueSpec,
              link_delay_ms: float = 0.0, access_rate_mbit: Optional[float] = None,
-             rcv_window_bytes: Optional[int] = None, prefix: str = "st",
-             offloads: bool = False, mtu: int = 1500) -> Topology:
+             prefix: str = "st", offloads: bool = False, mtu: int = 1500) -> Topology:
     """``len(rtts_ms)`` sender/receiver pairs across one bottleneck link ``lr``.
 
     Pair i is ``s{i}`` -> ``r{i}``; its base RTT is ``rtts_ms[i-1]``.  Both
@@ -381,7 +378,7 @@ def dumbbell(rtts_ms: Sequence[float], rate_mbit: float, queue: QueueSpec,
     for i, rtt in enumerate(rtts_ms, 1):
         a = access_delays(rtt, link_delay_ms)
         t.add_node(f"s{i}")
-        t.add_node(f"r{i}", rcv_window_bytes=rcv_window_bytes)
+        t.add_node(f"r{i}")
         for host, router in ((f"s{i}", "l"), (f"r{i}", "r")):
             t.connect(host, router, _access(a, access_rate_mbit), _access(a, access_rate_mbit),
                       name=f"{host}{router}")
@@ -393,8 +390,7 @@ def parking_lot(rtts_ms: Sequence[float], rate_mbit: float, queue: QueueSpec,
                 cross_hops: Sequence[int] = (), cross_pairs: int = 0,
                 cross_rtt_ms: Optional[float] = None,
                 access_rate_mbit: Optional[float] = None,
-                rcv_window_bytes: Optional[int] = None, prefix: str = "st",
-                offloads: bool = False, mtu: int = 1500) -> Topology:
+                prefix: str = "st", offloads: bool = False, mtu: int = 1500) -> Topology:
     """Weigle's "6Q" parking lot: routers ``R0..R{routers-1}`` in a line.
 
     End-to-end pair i is ``a{i}`` (at R0) <-> ``b{i}`` (at the last router),
@@ -420,8 +416,8 @@ def parking_lot(rtts_ms: Sequence[float], rate_mbit: float, queue: QueueSpec,
     last = f"R{routers - 1}"
     for i, rtt in enumerate(rtts_ms, 1):
         a = access_delays(rtt, core)
-        t.add_node(f"a{i}", rcv_window_bytes=rcv_window_bytes)
-        t.add_node(f"b{i}", rcv_window_bytes=rcv_window_bytes)
+        t.add_node(f"a{i}")
+        t.add_node(f"b{i}")
         for host, router in ((f"a{i}", "R0"), (f"b{i}", last)):
             t.connect(host, router, _access(a, access_rate_mbit), _access(a, access_rate_mbit),
                       name=f"{host}{router}")
@@ -430,8 +426,8 @@ def parking_lot(rtts_ms: Sequence[float], rate_mbit: float, queue: QueueSpec,
         a = access_delays(rtt, link_delay_ms)
         for j in range(1, cross_pairs + 1):
             s, r = f"x{h}s{j}", f"x{h}r{j}"
-            t.add_node(s, rcv_window_bytes=rcv_window_bytes)
-            t.add_node(r, rcv_window_bytes=rcv_window_bytes)
+            t.add_node(s)
+            t.add_node(r)
             t.connect(s, f"R{h}", _access(a, access_rate_mbit), _access(a, access_rate_mbit))
             t.connect(r, f"R{h + 1}", _access(a, access_rate_mbit), _access(a, access_rate_mbit))
     return t

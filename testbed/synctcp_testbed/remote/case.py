@@ -378,7 +378,9 @@ class HostCase:
                 self._start(h, f"flowgen-{side}",
                             [f"{self.bindir(h)}/flowgen", "-c", f"flowgen-{side}.conf", "-o",
                              f"flowgen-{side}.json", "-i", "1", "-l", f"{fg_limit:g}", "--side",
-                             side, "--go-file", f"go-{side}"], fg_limit + 30)
+                             side, "--go-file", f"go-{side}",
+                             *(["-W", sc.topology.window_bytes] if sc.topology.window_bytes
+                               else [])], fg_limit + 30)
         self._http(parts, plan)
         self._wait_ready()
         self.log(f"{self.case.id}: {len(plan.flows)} flows on "
@@ -453,6 +455,11 @@ class HostCase:
         """The flows as ``iperf3 -C`` pairs (remote/iperf.py): the servers, then the
         clients' wrappers, the go (a file each sender host's wrappers wait for), the end."""
         dur = self.case.scenario.duration_s
+        if self.case.scenario.topology.window_bytes:
+            raise RunError(f"{self.case.id}: topology.window_segs: iperf3 (which these hosts "
+                           f"run instead of flowgen) cannot hold a receiver's window to it "
+                           f"(Linux resets the clamp; flowgen -W re-applies it): give the "
+                           f"hosts a C compiler for flowgen, or remove window_segs")
         cbr = [f.id for f in plan.flows if f.kind != "bulk"]
         if cbr:
             raise RunError(f"{self.case.id}: flow {cbr[0]} is CBR: iperf3 (which these hosts "

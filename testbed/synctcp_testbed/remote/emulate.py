@@ -24,9 +24,9 @@ each way instead of half before and half after: a fixed delay after a FIFO does 
 change what the queue sees, and the round trip is the same.
 
 The end hosts take the scenario's TCP settings of the namespace runner's routes
-(``window_segs``: the advertised-window clamp, ``init_cwnd_segs``, ``mtu``) as a /32
-(or /128) route to each peer with those attributes, each one's earlier route saved in
-the case's ``restore.sh``.
+(``init_cwnd_segs``, ``mtu``) as a /32 (or /128) route to each peer with those
+attributes, each one's earlier route saved in the case's ``restore.sh``;
+``window_segs`` is flowgen's ``-W`` on both runners.
 
 What cannot run: cross traffic on the hops (kind ``chain``, ``cross_hops``) is more
 than one bottleneck each way and needs routers between hosts; ``access_rate_mbit`` is
@@ -43,7 +43,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from ..case.errors import RunError
 from ..network.qdisc import NETEM_LIMIT, Egress
 from ..plan.flows import Flow, Plan, pair_nodes
-from ..scenario import MSS_BYTES, RATE_COUNTS, Case, Scenario
+from ..scenario import RATE_COUNTS, Case, Scenario
 from .inventory import Host, Inventory
 
 #: the IFB devices of a case's per-flow delays: PREFIX + side (s, r) + index
@@ -227,8 +227,6 @@ def route_attrs(sc: Scenario) -> List[str]:
     them on every end node's routes."""
     t = sc.topology
     out = []
-    if t.window_segs:
-        out += ["window", str(t.window_segs * MSS_BYTES)]
     if t.init_cwnd_segs:
         out += ["initcwnd", str(t.init_cwnd_segs)]
     if t.mtu != 1500:

@@ -73,7 +73,8 @@ class TopologySpec:
     cross_pairs: int = num(0, 0, 1000)
     cross_rtt_ms: Optional[float] = num(None, 0, 20000, unit="ms")
     access_rate_mbit: Optional[float] = num(None, 0, 100000, above=True, unit="Mbit/s")
-    #: receivers' advertised-window clamp in segments (the senders' max window)
+    #: the senders' maximum window in segments: every TCP receiver's advertised
+    #: window clamped to it (flowgen -W; a route window does not hold on Linux >= 6.7)
     window_segs: Optional[int] = num(None, 1, 1000000, unit="segments")
     #: the hosts' initial congestion window in segments (route initcwnd; Linux's
     #: default is 10, RFC 6928; ns-2's of Weigle's runs was 2)
@@ -86,6 +87,11 @@ class TopologySpec:
     offloads: bool = False
     #: core links whose queues are sampled ("r0r1", "r4r5-rev", "lr"); empty: all
     measure: List[str] = Field(default_factory=list)
+
+    @property
+    def window_bytes(self) -> int:
+        """The receivers' window clamp in bytes (``window_segs`` full segments), 0: none."""
+        return self.window_segs * MSS_BYTES if self.window_segs else 0
 
 
 @dataclass(config=MODEL)

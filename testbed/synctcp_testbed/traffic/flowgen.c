@@ -11,11 +11,21 @@
  * wherever it is.
  *
  *   flowgen -c CONFIG -o RESULT.json [-i INTERVAL_S] [-l LIMIT_S] [-w RCVLOWAT]
- *           [--ready-file FILE] [--go-file FIFO] [--side both|send|recv]
+ *           [-W WINDOW] [--ready-file FILE] [--go-file FIFO] [--side both|send|recv]
  *
  * -w sets SO_RCVLOWAT on the TCP receivers (default 0: woken by every
  * arrival, as iperf3 is): fewer wake-ups at high rates, while the kernel
  * still wakes the reader when the receive window is about to close.
+ *
+ * -W clamps the window every TCP receiver advertises to WINDOW bytes (the
+ * scenario's window_segs: the senders' maximum window).  Neither a route's
+ * window nor one TCP_WINDOW_CLAMP does it on Linux >= 6.7: the kernel
+ * resets the clamp to its receive buffer's window when it learns the
+ * segments' size to truesize ratio (tcp_measure_rcv_mss()) and as
+ * autotuning grows the buffer (docs/platform.md).  So the listener gets a
+ * fixed receive buffer (SO_RCVBUF 2 x WINDOW, which also stops the
+ * autotuning) and the clamp, and the connection the clamp again after its
+ * first read and at every interval boundary.
  *
  * --side splits the flows between two hosts (synctcp-testbed run --hosts):
  * "send" runs only the senders of the config's flows, "recv" only their
@@ -141,6 +151,8 @@ struct flow {
 	int have_info;
 	struct tcp_info info;
 
+	int clamped;			/* -W applied after the first read */
+
 	char error[256];
 };
 
@@ -148,6 +160,7 @@ static struct flow *flows;
 static int nflows;
 static double interval_s = 1.0, limit_s = 3600.0;
 static int rcvlowat;		/* -w: SO_RCVLOWAT of TCP receivers, 0: off */
+static int window;		/* -W: the TCP receivers' window clamp (bytes), 0: off */
 static struct timespec go_ts;
 static int epfd, tfd;
 static char io_buf[IO_BUF];
@@ -418,6 +431,12 @@ static void setup_receiver(struct flow *f)
 	f->e_listen = (struct endp){ R_LISTEN, f };
 	f->e_recv = (struct endp){ R_RECV, f };
 	if (f->kind == BULK) {
+		int rcvbuf = 2 * window;
+
+		if (window &&
+		    (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)) ||
+		     setsockopt(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, &window, sizeof(window))))
+			die2("flow %s: window %d bytes: %s", f->id, window, strerror(errno));
 		if (listen(fd, 4))
 			die2("flow %s: listen: %s", f->id, strerror(errno));
 		f->lfd = fd;
@@ -460,6 +479,13 @@ static void setup_sender(struct flow *f)
 }
 
 /* ----------------------------------------------------------- intervals */
+
+/* -W: the receiver's window clamp, again (the kernel may have reset it) */
+static void clamp_window(struct flow *f)
+{
+	if (window && f->kind == BULK && f->rfd >= 0)
+		setsockopt(f->rfd, IPPROTO_TCP, TCP_WINDOW_CLAMP, &window, sizeof(window));
+}
 
 static void push_ival(struct flow *f, double end)
 {
@@ -632,6 +658,10 @@ static void on_recv(struct flow *f, double now)
 		n = read(f->rfd, io_buf, sizeof(io_buf));
 		if (n > 0) {
 			count_recv(f, n);
+			if (window && !f->clamped) {
+				f->clamped = 1;
+				clamp_window(f);
+			}
 		} else if (n == 0) {
 			recv_finished(f, now);
 		} else if (errno != EAGAIN && errno != EINTR) {
@@ -798,8 +828,10 @@ static void close_intervals(double at)
 			if (f->recv_bytes == before)
 				break;
 		}
-		if (f->rfd >= 0 && !f->recv_done)
+		if (f->rfd >= 0 && !f->recv_done) {
 			push_ival(f, at);
+			clamp_window(f);
+		}
 	}
 }
 
@@ -1006,7 +1038,7 @@ static int write_result(const char *path, const char *stopped)
 static void usage(void)
 {
 	fprintf(stderr, "usage: flowgen -c CONFIG -o RESULT.json [-i INTERVAL_S] [-l LIMIT_S] "
-		"[-w RCVLOWAT] [--ready-file FILE] [--go-file FIFO] [--side both|send|recv]\n");
+		"[-w RCVLOWAT] [-W WINDOW] [--ready-file FILE] [--go-file FIFO] [--side both|send|recv]\n");
 	exit(2);
 }
 
@@ -1043,6 +1075,12 @@ int main(int argc, char **argv)
 			if (parse_num(v, 0, 64 << 20, &w))
 				die2("-w must be 0..%d bytes", 64 << 20);
 			rcvlowat = (int)w;
+		} else if (!strcmp(a, "-W")) {
+			double w;
+
+			if (parse_num(v, 0, 1 << 30, &w))
+				die2("-W must be 0..%d bytes", 1 << 30);
+			window = (int)w;
 		} else if (!strcmp(a, "--ready-file"))
 			ready_file = v;
 		else if (!strcmp(a, "--go-file"))

@@ -96,9 +96,13 @@ def limit_for(specs: Sequence[FlowSpec], slack_s: float = 120.0) -> float:
 
 def command(binary: str, config: Path, out: Path, interval_s: float = 1.0,
             limit_s: float = 3600.0, ready_file: Optional[Path] = None,
-            go_file: Optional[Path] = None) -> List[str]:
+            go_file: Optional[Path] = None, window_bytes: int = 0) -> List[str]:
+    """flowgen's argv; ``window_bytes``: every TCP receiver's window clamp (``-W``,
+    the scenario's ``window_segs``), 0 for none."""
     argv = [binary, "-c", str(config), "-o", str(out), "-i", f"{interval_s:g}",
             "-l", f"{limit_s:g}"]
+    if window_bytes:
+        argv += ["-W", str(window_bytes)]
     if ready_file:
         argv += ["--ready-file", str(ready_file)]
     if go_file:
