@@ -315,12 +315,13 @@ def test_pairs_of_their_own_rtts_through_the_emulator_as_the_local_parking_lot(
     s1 -> r1): every flow's smallest RTT is its pair's, every receiver holds its window
     to 30 segments (flowgen -W, as the local runner's), the figures are the local runner's
     parking lot of the same routers, and nothing of the case stays on the hosts (routes, IFBs, ingress
-    qdiscs).  Goodput within 2%, the queues within 10% and the drops within three standard
+    qdiscs).  Goodput within 2%, the queues within 20% and the drops within three standard
     deviations of a count (3 sqrt(n)), not the dumbbell's 1%: the emulator puts each
     pair's delay before the queue, the local lot half before and half after, so the pairs
-    reach the queue in other phases (each flow's round trip is the same) and the six flows
-    share the link differently; measured: goodput 1.6%, queues 5.6% and 2.9%, drops 12 and
-    21 apart (of 186 and 194)."""
+    reach the queue in other phases (each flow's round trip is the same), and six two-way
+    flows amplify any perturbation: two runs of this test that differed only in its
+    assertions gave the local case mean queues of 22.25 and 19.99 packets on the reverse
+    bottleneck (drops 194 and 234), the SSH case the same figures both times."""
     hosts = Lab(lab_dir, senders=2, emulator=True).up()
     before = _lab_state()
     sc = tmp_path / "lot.toml"
@@ -374,5 +375,5 @@ def test_pairs_of_their_own_rtts_through_the_emulator_as_the_local_parking_lot(
     assert [b["link"] for b in g["bottlenecks"]] == [b["link"] for b in w["bottlenecks"]]
     assert abs(g["goodput_mbit"] / w["goodput_mbit"] - 1) <= 0.02
     for gb, wb in zip(g["bottlenecks"], w["bottlenecks"]):
-        assert abs(gb["mean_pkts"] / wb["mean_pkts"] - 1) <= 0.10, gb["link"]
+        assert abs(gb["mean_pkts"] / wb["mean_pkts"] - 1) <= 0.20, gb["link"]
         assert abs(gb["drops"] - wb["drops"]) <= 3 * wb["drops"] ** 0.5, gb["link"]
