@@ -377,3 +377,44 @@ def test_pairs_of_their_own_rtts_through_the_emulator_as_the_local_parking_lot(
     for gb, wb in zip(g["bottlenecks"], w["bottlenecks"]):
         assert abs(gb["mean_pkts"] / wb["mean_pkts"] - 1) <= 0.20, gb["link"]
         assert abs(gb["drops"] - wb["drops"]) <= 3 * wb["drops"] ** 0.5, gb["link"]
+
+
+@pytest.mark.figures
+def test_an_http_only_parking_lot_with_pairs_of_their_own_rtts(lab_dir: Path,
+                                                              tmp_path: Path) -> None:
+    """weigle-http's shape on hosts: HTTP pairs only (the case's clock is a client host's),
+    of 20 and 100 ms, both between s1 and r1, each pair's server on its own port and its
+    delay on the emulator: each pair's fastest response takes three of its round trips
+    on both runners (HTTP/1.0: the handshake, the request and the response, the close;
+    measured 60.0 and 300.0 ms), and the responses and their median are the local
+    runner's within 10%."""
+    hosts = Lab(lab_dir, senders=1, emulator=True).up()
+    sc = tmp_path / "http-lot.toml"
+    sc.write_text('name = "hosts-http-lot"\ndescription = "HTTP only, two RTTs"\n'
+                  'cc = ["reno"]\naqm = ["droptail"]\nduration_s = 30\nwarmup_s = 5\nseed = 1\n'
+                  'ceiling = false\n\n[topology]\nkind = "parking-lot"\nrouters = 2\n'
+                  'rate_mbit = 10\nlink_delay_ms = 1\nrtts_ms = [20, 100]\nqueue_pkts = 50\n'
+                  'measure = ["r0r1"]\n\n[traffic]\nbulk_fwd = false\nhttp_pairs = 2\n'
+                  'http_load_pct = 40\nhttp_server = "asyncio"\n')
+    got, want = _over_ssh_then_local(sc, hosts, lab_dir, tmp_path)
+    g, w = got["reno-droptail"], want["reno-droptail"]
+    gh, wh = g["http"], w["http"]
+    line = (f"HTTP responses {gh['responses']} / {wh['responses']}, errors {gh['errors']} / "
+            f"{wh['errors']}, median {gh['median_ms']:.1f} / {wh['median_ms']:.1f} ms, mean "
+            f"queue {g['bottlenecks'][0]['mean_pkts']:.2f} / "
+            f"{w['bottlenecks'][0]['mean_pkts']:.2f} packets (hosts / local)")
+    print(f"FIGURES {line}")
+    low: Dict[str, Dict[str, float]] = {"remote": {}, "local": {}}
+    for run, fastest in low.items():
+        for row in (tmp_path / run / "reno-droptail" / "http.csv").read_text().splitlines()[1:]:
+            f = row.split(",")
+            fastest[f[6]] = min(fastest.get(f[6], 1e9), (float(f[1]) - float(f[0])) * 1000)
+    for client, rtt in (("b1", 20), ("b2", 100)):
+        got_, want_ = low["remote"][client], low["local"][client]
+        print(f"FIGURES pair {client} ({rtt} ms): fastest response {got_:.1f} / {want_:.1f} ms "
+              f"(hosts / local)")
+        for v in (got_, want_):
+            assert 3 * rtt <= v <= 3 * rtt + 5, (client, low)
+    assert gh["responses"] > 50 and gh["errors"] == 0, line
+    assert abs(gh["responses"] / wh["responses"] - 1) <= 0.10, line
+    assert abs(gh["median_ms"] / wh["median_ms"] - 1) <= 0.10, line

@@ -15,10 +15,11 @@ import pytest
 
 from synctcp_testbed.case.errors import RunError
 from synctcp_testbed.network.topology import access_delays
-from synctcp_testbed.plan.flows import plan_case
+from synctcp_testbed.plan.flows import HTTP_PORT, plan_case
 from synctcp_testbed.remote import emulate
 from synctcp_testbed.remote.emulate import (HostTopology, delay_script, emulator_stages,
-                                            flow_delays, map_nodes, route_attrs, route_script)
+                                            flow_delays, http_port, map_nodes, route_attrs,
+                                            route_script)
 from synctcp_testbed.remote.inventory import Inventory, from_dict
 from synctcp_testbed.scenario import Case, load
 from synctcp_testbed.scenario.files import updated
@@ -131,12 +132,21 @@ def test_a_base_rtt_below_the_core_is_one_line() -> None:
         emulator_stages(_case("weigle-ftp", rtts_ms=[40.0, 4.0]), _inv())
 
 
-def test_http_pairs_beside_per_flow_delays_are_refused() -> None:
-    case = _case("weigle-http", rtts_ms=[20.0, 40.0])
+def test_weigle_http_each_pair_its_own_server_port_and_delay() -> None:
+    case = _case("weigle-http")
     _, plan = _planned(case, _inv())
-    assert plan.http
-    with pytest.raises(RunError, match="serves all its host.s pairs on one"):
-        flow_delays(case, plan)
+    assert len(plan.http) == 5 and not plan.flows
+    assert [http_port(plan, hp) for hp in plan.http] == [HTTP_PORT + i for i in range(5)]
+    stages = flow_delays(case, plan)
+    assert [s.delay_ms for s in stages] == [r / 2 - 5 for r in (20, 45, 78, 115, 250)]
+    assert [[hp.client for hp in s.http] for s in stages] == [["b1"], ["b2"], ["b3"], ["b4"],
+                                                              ["b5"]]
+    lines, _ = delay_script(stages, {"sender": "eth1", "receiver": "eth2"}, plan)
+    for i in range(5):
+        assert sum(f"tcp dst_port {HTTP_PORT + i} " in ln for ln in lines) == 2
+        assert sum(f"tcp src_port {HTTP_PORT + i} " in ln for ln in lines) == 2
+    with pytest.raises(RunError, match="need their plan"):
+        delay_script(stages, {"sender": "eth1"})
 
 
 FAKE_IP = """#!/bin/sh

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, List, Optional, Sequence
 
 from ..network.topology import Topology
-from ..plan.flows import HTTP_PORT, Flow, Plan, http_seed
+from ..plan.flows import HTTP_PORT, Flow, HttpPair, Plan, http_seed
 from ..traffic.flowgen import FlowgenError, FlowSpec, config_text, limit_for
 from ..traffic.flowgen import command as fg_command
 from .errors import RunError
@@ -186,14 +186,22 @@ def clients_script(plan: Plan, topo: Topology, case_dir: Path, duration: float, 
         lines.append(f"{{ {_q(argv)} > /dev/null 2> {shlex.quote(str(case_dir / FLOWGEN_LOG))}; "
                      f"echo $? > {shlex.quote(str(case_dir / FLOWGEN_STATUS))}; }} &")
     for i, h in enumerate(plan.http):
-        args = [py, "-m", "synctcp_testbed.traffic.http", "client", "--server", f"{h.server_addr}:{HTTP_PORT}",
-                "--load-pct", f"{h.load_pct:g}", "--capacity-mbit", f"{rate_mbit:g}",
-                "--seconds", f"{duration + TAIL_S:g}", "--seed", http_seed(seed, i),
-                "--group", h.client, "--out", case_dir / f"http-{h.client}.csv",
-                "--cc", plan.http_cc]
+        args = http_client_argv(py, h, HTTP_PORT, rate_mbit, duration, http_seed(seed, i),
+                                case_dir / f"http-{h.client}.csv", plan.http_cc)
         lines.append(held(topo.ns(h.client), args, case_dir / f"httpc-{h.client}.json",
                           case_dir / f"httpc-{h.client}.log"))
     return background_script(lines)
+
+
+def http_client_argv(py: str, pair: HttpPair, port: int, rate_mbit: float, duration: float,
+                     seed: int, out: Any, cc: str) -> List[Any]:
+    """The HTTP client of ``pair`` (its server at ``port``) for a case of ``duration``
+    seconds (it runs TAIL_S more, so that the measured interval has its responses),
+    writing its responses to ``out`` (both runners)."""
+    return [py, "-m", "synctcp_testbed.traffic.http", "client", "--server",
+            f"{pair.server_addr}:{port}", "--load-pct", f"{pair.load_pct:g}",
+            "--capacity-mbit", f"{rate_mbit:g}", "--seconds", f"{duration + TAIL_S:g}",
+            "--seed", seed, "--group", pair.client, "--out", out, "--cc", cc]
 
 
 def client_count(plan: Plan) -> int:

@@ -47,16 +47,16 @@ from ..case.collect import collect
 from ..case.errors import RunError
 from ..case.kernel import VARIANT_CCS
 from ..case.scripts import (CAPTURE_MAX_PACKETS, FLOWGEN_CONF, FLOWGEN_LOG, FLOWGEN_OUT,
-                            FLOWGEN_STATUS, TAIL_S, flow_seconds)
+                            FLOWGEN_STATUS, TAIL_S, flow_seconds, http_client_argv)
 from ..network.backends import socket_buffers
 from ..network.qdisc import Egress
-from ..plan.flows import HTTP_PORT, Flow, HttpPair, Plan, PlanError, http_seed, plan_case
+from ..plan.flows import Flow, HttpPair, Plan, PlanError, http_seed, plan_case
 from ..scenario import Case
 from ..traffic.flowgen import FlowgenError, FlowSpec, config_text, limit_for, parse_result
 from . import clocks, iperf
 from .clocks import TIMEPAIR, clock_probe, pair_bound, worst
 from .emulate import (DelayStage, HostTopology, delay_script, emulator_stages, flow_delays,
-                      map_nodes, route_attrs, route_script)
+                      http_port, map_nodes, route_attrs, route_script)
 from .inventory import Host, Inventory
 from .merge import merge_flowgen, rebase_http_csv, rebase_jsonl, rebase_queue_csv
 from .preflight import clock_of, parse_probe
@@ -125,6 +125,8 @@ class HostCase:
         self._copies: List[Tuple[str, str, str]] = []
         #: (host, file): the HTTP clients' responses, each on its host's clock
         self._http_csv: List[Tuple[str, str]] = []
+        #: an HTTP-only case's reference clock: a client host's clocks at the go
+        self.http_ref: Dict[str, Any] = {}
 
     # -- paths -------------------------------------------------------------------
     def cw(self, host: Host) -> str:
@@ -152,10 +154,8 @@ class HostCase:
             plan = plan_case(case, topo)        # type: ignore[arg-type]
         except PlanError as exc:
             raise RunError(str(exc)) from None
-        if not plan.flows:
-            raise RunError(f"{case.id}: no bulk or CBR flow to run (on hosts an HTTP workload "
-                           f"runs beside bulk or CBR flows, whose generator gives the case its "
-                           f"clock)")
+        if not plan.flows and not plan.http:
+            raise RunError(f"{case.id}: no flow and no HTTP pair to run")
         delays = flow_delays(case, plan)
         parts = self._parts(plan, node_host)
         hosts = [p.host for p in parts.values()] + ([self.inv.emulator] if self.inv.emulator
@@ -167,7 +167,7 @@ class HostCase:
             for h in hosts:
                 self.run_ctx.clean_stale(h)
                 self.sh(h, f"rm -rf {shlex.quote(self.cw(h))} && mkdir -p {shlex.quote(self.cw(h))}")
-            self._setup(parts, egress, delays)
+            self._setup(parts, egress, delays, plan)
             before = self._clocks(parts, "before")
             pairs0 = self._timepairs(hosts)
             t0 = self._traffic(parts, egress, plan)
@@ -223,7 +223,7 @@ class HostCase:
 
     # -- set up and undo -----------------------------------------------------------------
     def _setup(self, parts: Dict[str, HostPart], egress: Dict[str, Tuple[str, Egress]],
-               delays: List[DelayStage]) -> None:
+               delays: List[DelayStage], plan: Plan) -> None:
         sc = self.case.scenario
         t = sc.topology
         attrs = route_attrs(sc)
@@ -268,7 +268,8 @@ class HostCase:
                 tc += ["tc " + " ".join(c) for c in eg.tc_commands(dev)]
             restore = "".join(f"tc qdisc del dev {d} root 2>/dev/null || true\n"
                               for d in sorted({d for d, _ in egress.values()}))
-            dl, undo = delay_script(delays, {s: em.interfaces[s] for s in ("sender", "receiver")})
+            dl, undo = delay_script(delays, {s: em.interfaces[s] for s in ("sender", "receiver")},
+                                    plan)
             tc += dl
             restore += undo
             script = (f"set -e\ncd {shlex.quote(self.cw(em))}\n"
@@ -354,8 +355,10 @@ class HostCase:
                 args += ["-i", dev, "-p", eg.leaf_parent(), "-o", f"queue-{label}.csv"]
             args += ["-r", self.run_ctx.queue_hz, "-d", sampler_limit]
             self._start(em, "qsampler", args, sampler_limit + 30)
-        fg_limit = limit_for(flow_specs(plan.flows, dur))
-        if sc.capture:
+        # an HTTP-only case ends with its clients (their run: the case plus TAIL_S)
+        fg_limit = (limit_for(flow_specs(plan.flows, dur)) if plan.flows
+                    else dur + TAIL_S + 120)
+        if sc.capture and plan.flows:
             self._captures(plan, sampler_limit + 30)
         for part in parts.values():
             h = part.host
@@ -364,7 +367,7 @@ class HostCase:
                                            f"--diag=-:*:tcp-{h.name}.jsonl", "--hz", hz,
                                            "--max-seconds", sampler_limit],
                             sampler_limit + 30, env=f"PYTHONPATH={self.bindir(h)}/py.zip")
-        if self.tool(parts) == "iperf3":
+        if plan.flows and self.tool(parts) == "iperf3":
             return self._traffic_iperf3(parts, plan)
         for part in parts.values():
             h = part.host
@@ -392,12 +395,26 @@ class HostCase:
                 if (part.recv if side == "recv" else part.send):
                     self.sh(part.host, f"cd {shlex.quote(self.cw(part.host))} && "
                             f"exec 3> go-{side} && exec 3>&-", timeout=30)
-        for part in parts.values():
-            if part.http_fetch:
-                self.sh(part.host, f"cd {shlex.quote(self.cw(part.host))} && : > {HTTP_GO}",
-                        timeout=30)
-        t0 = time.monotonic()
+        t0 = self._go_http(parts, plan)
         self._wait_flowgen(fg_limit + 60)
+        return t0
+
+    def _go_http(self, parts: Dict[str, HostPart], plan: Plan) -> float:
+        """Release the HTTP clients.  A case without flowgen takes its clock from the
+        first client host: its CLOCK_MONOTONIC and CLOCK_REALTIME at the go
+        (``self.http_ref``), and that monotonic time is the case's t0."""
+        t0 = time.monotonic()
+        for part in parts.values():
+            if not part.http_fetch:
+                continue
+            clock = "" if plan.flows or self.http_ref else (
+                " && python3 -c 'import time; print(time.monotonic(), time.time())'")
+            out = self.sh(part.host, f"cd {shlex.quote(self.cw(part.host))} && : > {HTTP_GO}"
+                          f"{clock}", timeout=30)
+            if clock:
+                mono, real = (float(x) for x in out.split()[-2:])
+                self.http_ref = {"host": part.host.name, "monotonic": mono, "realtime": real}
+                t0 = mono
         return t0
 
     def _http(self, parts: Dict[str, HostPart], plan: Plan) -> None:
@@ -417,24 +434,24 @@ class HostCase:
         dur = sc.duration_s
         limit = dur + TAIL_S + 180
         for part in parts.values():
-            if not part.http_serve:
-                continue
             h = part.host
-            self._start(h, "http-server", ["python3", "-m", "synctcp_testbed.traffic.http",
-                                           "server", "--host", h.data_address, "--port",
-                                           HTTP_PORT, "--cc", plan.http_cc, "--max-seconds",
-                                           int(dur + 120)],
-                        limit, env=f"PYTHONPATH={self.bindir(h)}/py.zip",
-                        stdout="http-server.out")
+            # a server per pair, each on its own port: an emulator tells the pairs' delays
+            # apart by it (remote/emulate.py)
+            for hp in part.http_serve:
+                self._start(h, f"http-server-{hp.server}",
+                            ["python3", "-m", "synctcp_testbed.traffic.http", "server", "--host",
+                             h.data_address, "--port", http_port(plan, hp), "--cc",
+                             plan.http_cc, "--max-seconds", int(dur + 120)],
+                            limit, env=f"PYTHONPATH={self.bindir(h)}/py.zip",
+                            stdout=f"http-server-{hp.server}.out")
         for part in parts.values():
             h = part.host
             for hp in part.http_fetch:
                 i = plan.http.index(hp)
-                args = ["python3", "-m", "synctcp_testbed.traffic.http", "client", "--server",
-                        f"{hp.server_addr}:{HTTP_PORT}", "--load-pct", f"{hp.load_pct:g}",
-                        "--capacity-mbit", f"{sc.topology.rate_mbit:g}", "--seconds",
-                        f"{dur + TAIL_S:g}", "--seed", http_seed(self.case.seed, i), "--group",
-                        hp.client, "--out", f"http-{hp.client}.csv", "--cc", plan.http_cc]
+                args = http_client_argv("python3", hp, http_port(plan, hp),
+                                        sc.topology.rate_mbit, dur,
+                                        http_seed(self.case.seed, i), f"http-{hp.client}.csv",
+                                        plan.http_cc)
                 script = (f"echo ready\nwhile [ ! -e {HTTP_GO} ]; do sleep 0.01; done\n"
                           f"PYTHONPATH={shlex.quote(self.bindir(h) + '/py.zip')} exec "
                           f"{_q(args)} > httpc-{hp.client}.json 2> httpc-{hp.client}.log\n")
@@ -604,9 +621,10 @@ class HostCase:
         sides: List[Dict[str, Any]] = []
         logs: List[str] = []
         statuses: List[int] = []
-        if self.tool(parts) == "iperf3":
+        iperf3 = any(p.send for p in parts.values()) and self.tool(parts) == "iperf3"
+        if iperf3:
             sides = self._iperf3_sides(parts, got, logs, statuses)
-        for part in (parts.values() if self.tool(parts) == "flowgen" else []):
+        for part in (parts.values() if not iperf3 else []):
             for side in ("recv", "send"):
                 p = got[part.host.name] / f"flowgen-{side}.json"
                 if not (part.recv if side == "recv" else part.send):
@@ -625,14 +643,22 @@ class HostCase:
                                    f"({side}): {exc}{' | ' + logs[-1] if logs else ''}") from None
                 doc["host"] = part.host.name
                 sides.append(doc)
-        send0 = next(d for d in sides if d["side"] == "send")
-        ref_real, ref_mono = float(send0["go_realtime"]), float(send0["go_monotonic"])
-        merged = merge_flowgen(sides, ref_real, ref_mono)
-        (self.dir / FLOWGEN_OUT).write_text(json.dumps(merged, indent=1))
-        (self.dir / FLOWGEN_LOG).write_text("".join(ln + "\n" for ln in logs))
-        (self.dir / FLOWGEN_STATUS).write_text(f"{max(statuses) if statuses else 1}\n")
-        (self.dir / FLOWGEN_CONF).write_text("".join(
-            f"# {p.name}\n{p.read_text()}" for p in sorted(self.dir.glob("flowgen-*.conf"))))
+        send0 = next((d for d in sides if d["side"] == "send"), None)
+        if send0 is not None:
+            ref_host = send0["host"]
+            ref_real, ref_mono = float(send0["go_realtime"]), float(send0["go_monotonic"])
+            merged = merge_flowgen(sides, ref_real, ref_mono)
+            (self.dir / FLOWGEN_OUT).write_text(json.dumps(merged, indent=1))
+            (self.dir / FLOWGEN_LOG).write_text("".join(ln + "\n" for ln in logs))
+            (self.dir / FLOWGEN_STATUS).write_text(f"{max(statuses) if statuses else 1}\n")
+            (self.dir / FLOWGEN_CONF).write_text("".join(
+                f"# {p.name}\n{p.read_text()}" for p in sorted(self.dir.glob("flowgen-*.conf"))))
+        elif self.http_ref:           # HTTP only: the first client host's clock
+            ref_host = self.http_ref["host"]
+            ref_real, ref_mono = self.http_ref["realtime"], self.http_ref["monotonic"]
+        else:
+            raise RunError(f"{self.case.id}: no traffic generator's clock to put the hosts' "
+                           f"files on")
 
         def shift(host: str) -> float:
             """Seconds from ``host``'s CLOCK_MONOTONIC to the reference's."""
@@ -665,7 +691,7 @@ class HostCase:
                 if p.exists() and p.read_text().strip():
                     (self.dir / f"{name[:-4]}-{h.name}.log").write_text(p.read_text())
         host_json = {"hosts": {h.name: {"timepair": pairs0.get(h.name)} for h in hosts},
-                     "reference_clock": f"CLOCK_MONOTONIC of {send0['host']} (its go: "
+                     "reference_clock": f"CLOCK_MONOTONIC of {ref_host} (its go: "
                                         f"{ref_mono:.6f})"}
         (self.dir / "host.json").write_text(json.dumps(host_json, indent=1))
 

@@ -28,10 +28,12 @@ The end hosts take the scenario's TCP settings of the namespace runner's routes
 attributes, each one's earlier route saved in the case's ``restore.sh``;
 ``window_segs`` is flowgen's ``-W`` on both runners.
 
+On hosts each HTTP pair's server listens on a port of its own (:func:`http_port`: two
+pairs may share a server host), so that its delay stage can tell it apart too.
+
 What cannot run: cross traffic on the hops (kind ``chain``, ``cross_hops``) is more
 than one bottleneck each way and needs routers between hosts; ``access_rate_mbit`` is
-the hosts' own links; HTTP pairs beside per-flow delays (one server port per host:
-the emulator could not tell their pairs apart).
+the hosts' own links.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ..case.errors import RunError
 from ..network.qdisc import NETEM_LIMIT, Egress
-from ..plan.flows import Flow, Plan, pair_nodes
+from ..plan.flows import HTTP_PORT, Flow, HttpPair, Plan, pair_nodes
 from ..scenario import RATE_COUNTS, Case, Scenario
 from .inventory import Host, Inventory
 
@@ -160,12 +162,19 @@ def emulator_stages(case: Case, inv: Inventory) -> Dict[str, Tuple[str, Egress]]
     return out
 
 
+def http_port(plan: Plan, pair: HttpPair) -> int:
+    """The port of HTTP pair ``pair``'s server on hosts: one per pair."""
+    return HTTP_PORT + plan.http.index(pair)
+
+
 @dataclass
 class DelayStage:
-    """One IFB device per side: the flows (their server ports) whose packets it delays."""
+    """One IFB device per side: the flows and HTTP pairs (their server ports) whose
+    packets it delays."""
 
     delay_ms: float
     flows: List[Flow] = field(default_factory=list)
+    http: List[HttpPair] = field(default_factory=list)
 
 
 def flow_delays(case: Case, plan: Plan) -> List[DelayStage]:
@@ -177,20 +186,23 @@ def flow_delays(case: Case, plan: Plan) -> List[DelayStage]:
         return []
     if len({round(flow_delay_ms(sc, r), 6) for r in sc.topology.rtts_ms}) <= 1:
         return []
-    if plan.http:
-        raise RunError(f"{case.id}: HTTP pairs beside pairs of different base RTTs: the "
-                       f"emulator tells flows apart by their server port, and an HTTP server "
-                       f"serves all its host's pairs on one; give the pairs one base RTT")
     by: Dict[float, DelayStage] = {}
     for f in plan.flows:
         d = round(flow_delay_ms(sc, f.base_rtt_ms), 6)
         by.setdefault(d, DelayStage(d)).flows.append(f)
+    pairs = pair_nodes(sc)
+    for hp in plan.http:
+        rtt = sc.topology.rtts_ms[pairs.index((hp.server, hp.client))]
+        d = round(flow_delay_ms(sc, rtt), 6)
+        by.setdefault(d, DelayStage(d)).http.append(hp)
     return [by[d] for d in sorted(by) if d > DELAY_EPS_MS]
 
 
-def delay_script(stages: List[DelayStage], devs: Dict[str, str]) -> Tuple[List[str], str]:
+def delay_script(stages: List[DelayStage], devs: Dict[str, str],
+                 plan: Optional[Plan] = None) -> Tuple[List[str], str]:
     """Shell lines that build the per-flow delay stages on the emulator's interfaces
-    ``devs`` (side -> device), and the lines that undo them (for its restore.sh)."""
+    ``devs`` (side -> device), and the lines that undo them (for its restore.sh);
+    ``plan`` gives the HTTP pairs' ports."""
     if not stages:
         return [], ""
     lines: List[str] = []
@@ -212,12 +224,16 @@ def delay_script(stages: List[DelayStage], devs: Dict[str, str]) -> Tuple[List[s
                       f"ip link set {ifb} up",
                       f"tc qdisc add dev {ifb} root netem limit {NETEM_LIMIT} "
                       f"delay {st.delay_ms:g}ms"]
-            for f in st.flows:
-                proto = "ipv6" if ":" in (f.src_addr or f.dst_addr) else "ip"
-                l4 = "udp" if f.kind == "cbr" else "tcp"
+            ports = [("ipv6" if ":" in (f.src_addr or f.dst_addr) else "ip",
+                      "udp" if f.kind == "cbr" else "tcp", f.port) for f in st.flows]
+            if st.http and plan is None:
+                raise RunError("HTTP pairs' delay stages need their plan (their ports)")
+            ports += [("ipv6" if ":" in hp.server_addr else "ip", "tcp",
+                       http_port(plan, hp)) for hp in st.http]  # type: ignore[arg-type]
+            for proto, l4, port in ports:
                 for key in ("dst_port", "src_port"):
                     lines.append(f"tc filter add dev {d} parent ffff: protocol {proto} prio 1 "
-                                 f"flower ip_proto {l4} {key} {f.port} action mirred egress "
+                                 f"flower ip_proto {l4} {key} {port} action mirred egress "
                                  f"redirect dev {ifb}")
     return lines, "".join(ln + "\n" for ln in undo)
 
