@@ -24,7 +24,8 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="namespaces need root"
 
 ROOT = Path(__file__).resolve().parents[2]
 
-SCENARIO = """\
+#: a scenario's head: NAME, CCS (a TOML list), then its [topology]
+HEAD = """\
 name = "hosts-{name}"
 description = "bulk flows through the emulator host"
 cc = {cc}
@@ -35,6 +36,9 @@ seed = 1
 ceiling = false
 
 [topology]
+"""
+
+SCENARIO = HEAD + """\
 kind = "dumbbell"
 rate_mbit = 20
 rtts_ms = [40]
@@ -267,17 +271,7 @@ def test_an_http_workload_beside_a_bulk_flow_on_hosts(lab_dir: Path, tmp_path: P
     assert abs(gh["median_ms"] / wh["median_ms"] - 1) <= 0.10, line
 
 
-LOT = """\
-name = "hosts-lot"
-description = "pairs of their own base RTTs, two-way, through the emulator host"
-cc = ["reno"]
-aqm = ["droptail"]
-duration_s = 30
-warmup_s = 5
-seed = 1
-ceiling = false
-
-[topology]
+LOT = HEAD.format(name="lot", cc='["reno"]') + """\
 kind = "parking-lot"
 routers = 2
 rate_mbit = 10
