@@ -199,20 +199,27 @@ static inline bool synctcp_qdelay_valid(const struct synctcp_qdelay *q)
 }
 
 /*
- * Variant "best": a loss before the first sample counts once the maximum
- * is at least this long (mixreact's pre-loss floor, SYNCTCP_MIX_PRELOSS_MAX_US,
- * is the same 10 ms).  Learnt on the queue the recovery had just emptied,
- * a maximum of a few ms made flows halve at a few packets for good (docs/
- * sync-tcp.md, rule 4); never counted, the loss left a flow that never
- * lost again Reno for good: on weigle-ftp one such MixReact flow held 46
- * segments in flight and 55 packets of queue for 80 s.
+ * Variant "best": a maximum of at least this long is trusted without a
+ * loss, provisionally (below): the dissertation's own pre-loss floor of
+ * SyncMix (SYNCTCP_MIX_PRELOSS_MAX_US, the same 10 ms).  First only for a
+ * loss before the first sample: learnt on the queue the recovery had just
+ * emptied, a maximum of a few ms made flows halve at a few packets for
+ * good (docs/sync-tcp.md, rule 4), and never counted, the loss left a flow
+ * that never lost again Reno for good (on weigle-ftp one such MixReact
+ * flow held 46 segments in flight and 55 packets of queue for 80 s).  Then
+ * for every flow: once weigle-ftp's window of 46 segments held (flowgen
+ * -W), a flow that lost nothing in its start, limited by that window,
+ * never lost at all while the others kept the queue low, and so never
+ * turned its detector on: in 2 of 5 seeds of weigle-ftp-full one to two
+ * sync flows sat at the window with no signal, 4 to 8 times their share,
+ * and the queue at 33 to 40 packets against 22 in the other seeds.
  */
 #define SYNCTCP_QDELAY_EARLY_MAX_US	10000U
 
 /*
- * Variant "best": a maximum trusted from an early loss, or from a loss
- * measured before the maximum reached SYNCTCP_QDELAY_EARLY_MAX_US, is
- * provisional.  The loss happened before the estimator could measure the
+ * Variant "best": a maximum trusted without a loss (above), from an early
+ * loss, or from a loss measured before the maximum reached
+ * SYNCTCP_QDELAY_EARLY_MAX_US, is provisional.  The loss happened before the estimator could measure the
  * queue, usually in another flow's slow-start overflow (on the dumbbell of
  * docs/peers.md the late flows lost at a maximum of 0 to 1.5 ms), and what
  * the flow measures afterwards is only the queue the others keep.  Too small,

@@ -612,6 +612,39 @@ TEST(an_early_loss_counts_once_the_maximum_reaches_ten_ms)
 	CHECK(!q.early_loss && !q.loss_seen);
 }
 
+/*
+ * Variant best: without any loss, a maximum of 10 ms is trusted
+ * (provisionally) all the same: a flow held by the receiver's window that
+ * never loses must still see its queue; the paper's estimator waits for a
+ * loss.
+ */
+TEST(a_maximum_of_ten_ms_is_trusted_without_a_loss)
+{
+	struct synctcp_qdelay q, paper;
+	u64 t;
+
+	synctcp_qdelay_init(&q, false);
+	synctcp_qdelay_init(&paper, true);
+	for (t = 0; t < 100; t++) {
+		s64 ott = 20000 + (s64)(t % 10) * 1000;
+
+		synctcp_qdelay_sample_held(&q, ott, t * 10000, 0, false);
+		synctcp_qdelay_sample_held(&paper, ott, t * 10000, 0, false);
+	}
+	CHECK_EQ(q.max_qdelay_us, 8000);
+	CHECK(!q.loss_seen && !q.early_loss);
+	synctcp_qdelay_sample_held(&q, 31000, 1000000, 0, false);
+	synctcp_qdelay_sample_held(&q, 31000, 1010000, 0, false);
+	synctcp_qdelay_sample_held(&paper, 31000, 1000000, 0, false);
+	CHECK_EQ(q.max_qdelay_us, 11000);
+	CHECK(q.loss_seen && q.provisional);
+	CHECK_EQ(q.loss_max_us, 11000);
+	CHECK(!paper.loss_seen);
+	/* a loss at that maximum makes it final */
+	synctcp_qdelay_on_loss(&q);
+	CHECK(q.loss_seen && !q.provisional);
+}
+
 /* An estimator whose maximum of 12 ms an early loss made trusted. */
 static void early_loss_max_12ms(struct synctcp_qdelay *q, bool all_time_min)
 {
@@ -1131,6 +1164,7 @@ static const struct harness_test tests[] = {
 	T(qdelay_is_ott_minus_min_and_max_is_max_minus_min),
 	T(loss_counts_only_once_sampled_and_reset_forgets_it),
 	T(an_early_loss_counts_once_the_maximum_reaches_ten_ms),
+	T(a_maximum_of_ten_ms_is_trusted_without_a_loss),
 	T(a_starving_flow_raises_a_provisional_maximum_to_the_queue_it_sees),
 	T(a_lone_large_signal_raises_a_provisional_maximum_by_half_at_most),
 	T(a_measured_loss_makes_the_maximum_final),
