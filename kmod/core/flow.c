@@ -143,6 +143,9 @@ enum synctcp_ott_result synctcp_flow_sample(struct synctcp_flow *f,
 	qres = synctcp_qdelay_sample_held(&f->q, ott_us, a->now_us,
 					  synctcp_qdelay_bound_us(a->srtt_us),
 					  held && res != SYNCTCP_OTT_REBASED);
+	/* a flow that cannot grow cannot make the loss its detector waits for */
+	if (!a->cwnd_limited)
+		synctcp_qdelay_trust_held(&f->q);
 	return qres == SYNCTCP_OTT_OK ? res : qres;
 }
 

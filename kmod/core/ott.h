@@ -200,19 +200,25 @@ static inline bool synctcp_qdelay_valid(const struct synctcp_qdelay *q)
 
 /*
  * Variant "best": a maximum of at least this long is trusted without a
- * loss, provisionally (below): the dissertation's own pre-loss floor of
- * SyncMix (SYNCTCP_MIX_PRELOSS_MAX_US, the same 10 ms).  First only for a
- * loss before the first sample: learnt on the queue the recovery had just
- * emptied, a maximum of a few ms made flows halve at a few packets for
- * good (docs/sync-tcp.md, rule 4), and never counted, the loss left a flow
- * that never lost again Reno for good (on weigle-ftp one such MixReact
- * flow held 46 segments in flight and 55 packets of queue for 80 s).  Then
- * for every flow: once weigle-ftp's window of 46 segments held (flowgen
- * -W), a flow that lost nothing in its start, limited by that window,
- * never lost at all while the others kept the queue low, and so never
- * turned its detector on: in 2 of 5 seeds of weigle-ftp-full one to two
- * sync flows sat at the window with no signal, 4 to 8 times their share,
- * and the queue at 33 to 40 packets against 22 in the other seeds.
+ * loss measured after the first sample, provisionally (below): the
+ * dissertation's own pre-loss floor of SyncMix (SYNCTCP_MIX_PRELOSS_MAX_US,
+ * the same 10 ms).  For a loss before the first sample: learnt on the
+ * queue the recovery had just emptied, a maximum of a few ms made flows
+ * halve at a few packets for good (docs/sync-tcp.md, rule 4), and never
+ * counted, the loss left a flow that never lost again Reno for good (on
+ * weigle-ftp one such MixReact flow held 46 segments in flight and 55
+ * packets of queue for 80 s).  And for a flow that cannot grow
+ * (synctcp_qdelay_trust_held(): not cwnd-limited, held by the receiver's
+ * window or the application): it cannot make the loss the detector waits
+ * for.  Once weigle-ftp's window of 46 segments held (flowgen -W), a flow
+ * that lost nothing in its start sat at that window while the others kept
+ * the queue low and never turned its detector on: in 2 of 5 seeds of
+ * weigle-ftp-full one to two sync flows did, 4 to 8 times their share,
+ * and the queue stood at 33 to 40 packets against 22 in the other seeds.
+ * Trusting every flow's maximum at 10 ms without a loss fixed that too,
+ * but a flow in slow start then trusted the maximum of its own ramp: on
+ * the demo's dumbbell three flows shared 18.97 Mbit/s as 5.24, 7.39 and
+ * 6.38 instead of 6.69, 6.14 and 6.14.
  */
 #define SYNCTCP_QDELAY_EARLY_MAX_US	10000U
 
@@ -246,6 +252,22 @@ static inline bool synctcp_qdelay_valid(const struct synctcp_qdelay *q)
  */
 #define SYNCTCP_QDELAY_STARVE_CWND	4U
 #define SYNCTCP_QDELAY_STARVE_RTTS	16U
+
+/*
+ * Variant "best": this ACK's flow is not cwnd-limited (the receiver's
+ * window or the application holds it): a maximum of
+ * SYNCTCP_QDELAY_EARLY_MAX_US or more is trusted without a loss, as
+ * provisional as an early loss makes it (above).
+ */
+static inline void synctcp_qdelay_trust_held(struct synctcp_qdelay *q)
+{
+	if (q->all_time_min || q->loss_seen || !synctcp_qdelay_valid(q) ||
+	    q->max_qdelay_us < SYNCTCP_QDELAY_EARLY_MAX_US)
+		return;
+	q->loss_seen = true;
+	q->loss_max_us = q->max_qdelay_us;
+	q->provisional = true;
+}
 
 /* A segment was lost (loss recovery or RTO started). */
 static inline void synctcp_qdelay_on_loss(struct synctcp_qdelay *q)

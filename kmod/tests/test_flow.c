@@ -289,6 +289,33 @@ TEST(a_window_limited_flow_is_not_raised)
 	CHECK_EQ(p.max_cwnd, 20);
 }
 
+/*
+ * A flow held by the receiver's window that never loses: a forward queue
+ * of 12 ms turns its detector on (the maximum trusted, provisionally); the
+ * same queue under a flow that can still grow (cwnd-limited) waits for its
+ * loss.
+ */
+TEST(a_window_limited_flow_trusts_a_ten_ms_maximum_without_a_loss)
+{
+	struct path held, growing;
+
+	path_init(&held, 1000, 20000, 20000, 46);
+	path_init(&growing, 1000, 20000, 20000, 46);
+	held.cwnd_limited = false;
+	path_handshake(&held);
+	path_handshake(&growing);
+	path_run(&held, 2ULL * 1000 * 1000);
+	path_run(&growing, 2ULL * 1000 * 1000);
+	CHECK(!held.f.q.loss_seen && !growing.f.q.loss_seen);
+	held.fwd_us = 32000;		/* a queue of 12 ms */
+	growing.fwd_us = 32000;
+	path_run(&held, 500 * 1000);
+	path_run(&growing, 500 * 1000);
+	CHECK(held.f.q.max_qdelay_us >= SYNCTCP_QDELAY_EARLY_MAX_US);
+	CHECK(held.f.q.loss_seen && held.f.q.provisional);
+	CHECK(!growing.f.q.loss_seen);
+}
+
 /* A real queue on the ACK path is still followed (the figure it is for). */
 TEST(a_real_reverse_queue_is_followed_and_given_back)
 {
@@ -354,6 +381,7 @@ static const struct harness_test tests[] = {
 	T(delayed_ack_bursts_with_the_option_do_not_pump_cwnd),
 	T(delayed_ack_holds_with_timestamps_do_not_pump_cwnd),
 	T(a_window_limited_flow_is_not_raised),
+	T(a_window_limited_flow_trusts_a_ten_ms_maximum_without_a_loss),
 	T(a_real_reverse_queue_is_followed_and_given_back),
 	T(a_reverse_queue_after_the_handshake_does_not_fix_a_wrong_rate),
 	T(variant_paper_never_moves_cwnd),

@@ -613,12 +613,12 @@ TEST(an_early_loss_counts_once_the_maximum_reaches_ten_ms)
 }
 
 /*
- * Variant best: without any loss, a maximum of 10 ms is trusted
- * (provisionally) all the same: a flow held by the receiver's window that
- * never loses must still see its queue; the paper's estimator waits for a
- * loss.
+ * Variant best: a flow that cannot grow (not cwnd-limited) trusts a
+ * maximum of 10 ms without a loss, provisionally: held by the receiver's
+ * window it may never lose.  One that can grow waits for its loss; the
+ * paper's estimator always does.
  */
-TEST(a_maximum_of_ten_ms_is_trusted_without_a_loss)
+TEST(a_maximum_of_ten_ms_is_trusted_without_a_loss_by_a_flow_that_cannot_grow)
 {
 	struct synctcp_qdelay q, paper;
 	u64 t;
@@ -632,11 +632,15 @@ TEST(a_maximum_of_ten_ms_is_trusted_without_a_loss)
 		synctcp_qdelay_sample_held(&paper, ott, t * 10000, 0, false);
 	}
 	CHECK_EQ(q.max_qdelay_us, 8000);
+	synctcp_qdelay_trust_held(&q);		/* below 10 ms: not yet */
 	CHECK(!q.loss_seen && !q.early_loss);
 	synctcp_qdelay_sample_held(&q, 31000, 1000000, 0, false);
 	synctcp_qdelay_sample_held(&q, 31000, 1010000, 0, false);
 	synctcp_qdelay_sample_held(&paper, 31000, 1000000, 0, false);
 	CHECK_EQ(q.max_qdelay_us, 11000);
+	CHECK(!q.loss_seen);			/* it could still grow */
+	synctcp_qdelay_trust_held(&q);
+	synctcp_qdelay_trust_held(&paper);
 	CHECK(q.loss_seen && q.provisional);
 	CHECK_EQ(q.loss_max_us, 11000);
 	CHECK(!paper.loss_seen);
@@ -1164,7 +1168,7 @@ static const struct harness_test tests[] = {
 	T(qdelay_is_ott_minus_min_and_max_is_max_minus_min),
 	T(loss_counts_only_once_sampled_and_reset_forgets_it),
 	T(an_early_loss_counts_once_the_maximum_reaches_ten_ms),
-	T(a_maximum_of_ten_ms_is_trusted_without_a_loss),
+	T(a_maximum_of_ten_ms_is_trusted_without_a_loss_by_a_flow_that_cannot_grow),
 	T(a_starving_flow_raises_a_provisional_maximum_to_the_queue_it_sees),
 	T(a_lone_large_signal_raises_a_provisional_maximum_by_half_at_most),
 	T(a_measured_loss_makes_the_maximum_final),

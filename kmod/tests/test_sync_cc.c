@@ -123,10 +123,9 @@ TEST(best_increase_tapers_near_the_threshold)
 
 	synctcp_sync_init(&s, SYNCTCP_VARIANT_BEST);
 	synctcp_qdelay_sample(&s.flow.q, 100000, 0, 0);
-	synctcp_qdelay_sample(&s.flow.q, 108000, 1000, 0);
-	synctcp_qdelay_sample(&s.flow.q, 108000, 2000, 0);
-	/* no loss, a maximum below 10 ms: not trusted yet */
-	CHECK_EQ(synctcp_sync_ai_window(&s, 10, 50), 10);
+	synctcp_qdelay_sample(&s.flow.q, 140000, 1000, 0);
+	synctcp_qdelay_sample(&s.flow.q, 140000, 2000, 0);
+	CHECK_EQ(synctcp_sync_ai_window(&s, 10, 50), 10);	/* no loss yet */
 	learnt(&s, 40000);			/* threshold 20 ms */
 	s.flow.q.qdelay_us = 0;
 	CHECK_EQ(synctcp_sync_ai_window(&s, 10, 50), 10);
