@@ -225,8 +225,9 @@ static inline bool synctcp_qdelay_valid(const struct synctcp_qdelay *q)
 /*
  * Variant "best": a maximum trusted without a loss (above), from an early
  * loss, or from a loss measured before the maximum reached
- * SYNCTCP_QDELAY_EARLY_MAX_US, is provisional.  The loss happened before the estimator could measure the
- * queue, usually in another flow's slow-start overflow (on the dumbbell of
+ * SYNCTCP_QDELAY_EARLY_MAX_US, is provisional.  The loss happened before
+ * the estimator could measure the queue, usually in another flow's
+ * slow-start overflow (on the dumbbell of
  * docs/peers.md the late flows lost at a maximum of 0 to 1.5 ms), and what
  * the flow measures afterwards is only the queue the others keep.  Too small,
  * it starves the flow for good once the others keep the queue below full:
