@@ -64,7 +64,9 @@
  *    fit a known one); its minimum OTT is of the whole connection.
  *  - Variant "best" (module parameter variant; "paper" is the dissertation's
  *    algorithm; docs/mixreact.md has the figures): Reno until the first
- *    loss (no pre-loss percentage rule); a decrease at most once per RTT,
+ *    loss (no pre-loss percentage rule), or, while the receiver's window
+ *    or the application holds the flow, until its maximum reaches 10 ms
+ *    (a held flow may never lose); a decrease at most once per RTT,
  *    keeping at least cwnd * (1 - qdelay / srtt), and a decrease that the
  *    hold blocks keeps cwnd (it does not continue an increase); while the
  *    queue drains, +25% per RTT below a quarter of the maximum, +1 segment
