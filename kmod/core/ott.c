@@ -657,12 +657,8 @@ enum synctcp_ott_result synctcp_qdelay_sample_held(struct synctcp_qdelay *q,
 	}
 	if (!q->all_time_min) {
 		synctcp_qdelay_prompt(q, ott_us, now, held);
-		if (q->early_loss && !q->loss_seen &&
-		    q->max_qdelay_us >= SYNCTCP_QDELAY_EARLY_MAX_US) {
-			q->loss_seen = true;
-			q->loss_max_us = q->max_qdelay_us;
-			q->provisional = true;
-		}
+		if (q->early_loss)
+			synctcp_qdelay_trust_held(q);
 		return res;
 	}
 	if (held && ott_us > q->max_ott_us)

@@ -255,10 +255,10 @@ static inline bool synctcp_qdelay_valid(const struct synctcp_qdelay *q)
 #define SYNCTCP_QDELAY_STARVE_RTTS	16U
 
 /*
- * Variant "best": this ACK's flow is not cwnd-limited (the receiver's
- * window or the application holds it): a maximum of
- * SYNCTCP_QDELAY_EARLY_MAX_US or more is trusted without a loss, as
- * provisional as an early loss makes it (above).
+ * Variant "best": trust a maximum of SYNCTCP_QDELAY_EARLY_MAX_US or more
+ * without a measured loss, provisionally (above): for a loss before the
+ * first sample (synctcp_qdelay_sample_held()) and for a flow that is not
+ * cwnd-limited (synctcp_flow_sample()).
  */
 static inline void synctcp_qdelay_trust_held(struct synctcp_qdelay *q)
 {
