@@ -152,6 +152,8 @@ RULES: List[Rule] = [
     Rule(r"^uml/build-rootfs\.sh --print$", "host", "", exit=(0, 1)),
     Rule(r"^uml/build-rootfs\.sh --lock$", "skip",
          "rewrites uml/rootfs/*.lock from the mirror's current versions: a new image and new golden files"),
+    Rule(r"^uml/build-rootfs\.sh --renew$", "skip",
+         "rewrites the lines of uml/rootfs/debs.lock the mirror dropped: tests/unit/test_rootfs_renew.py runs it on a local repository"),
     Rule(r"^SYNCTCP_GOLDEN_UPDATE=1 (\.venv/bin/)?python3 -m pytest ", "skip",
          "rewrites the golden files; make platform-test runs the same test without it"),
     Rule(r"^SYNCTCP_UML_SERIES=7\.2 scripts/umlrun python3 -m pytest ", "skip",

@@ -6,7 +6,7 @@
 # hash of what it is made of, like the kernels (docs/platform.md, "The
 # instances' user space").
 #
-#   uml/build-rootfs.sh [--print | --key | --lock]
+#   uml/build-rootfs.sh [--print | --key | --lock | --renew]
 #
 # Inputs, in uml/rootfs/:
 #   packages         the Debian packages wanted
@@ -40,7 +40,13 @@
 # --print prints the root if built (exit 1 if not), --key the key; --lock
 # resolves packages and requirements.in against the mirror's and the
 # index's current versions and rewrites debs.lock and wheels.lock (a new
-# KEY).  The last line on stdout is the root directory.
+# KEY); --renew rewrites only the lines of debs.lock whose version the
+# mirror no longer has (Debian's mirror keeps one version per suite: a
+# point release or a security update drops the locked one, and a new
+# machine, without the kept .debs, cannot build the image) with the
+# mirror's version of the same package, and leaves every other package and
+# every wheel as locked (a new KEY; the golden figures say whether the
+# image's figures moved).  The last line on stdout is the root directory.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -51,7 +57,7 @@ store=$cache/rootfs
 keep=3
 log() { echo "build-rootfs: $*" >&2; }
 die() { log "$*"; exit 1; }
-usage() { echo "usage: uml/build-rootfs.sh [--print | --key | --lock]" >&2; exit 2; }
+usage() { echo "usage: uml/build-rootfs.sh [--print | --key | --lock | --renew]" >&2; exit 2; }
 
 # the wheels are for the image's Python (3.11, glibc 2.36, x86_64), whatever
 # Python runs pip here
@@ -287,6 +293,79 @@ lock() {
 	log "$(grep -vc '^#' "$inputs/debs.lock") packages, $(grep -vc '^#' "$inputs/wheels.lock") wheels; key $(image_key)"
 }
 
+# ---- the mirror's versions --------------------------------------------------
+# apt with a private state in DIR over this machine's sources (apt_sources):
+# sets the global apt options array and writes DIR/avail, every "package
+# version architecture" the mirror has (apt-cache dumpavail has only each
+# package's candidate)
+apt=()
+mirror_lists() {
+	local dir=$1 ext=list
+	mkdir -p "$dir/parts" "$dir/state/lists/partial" "$dir/cache/archives/partial"
+	grep -qE '^(Types|URIs):' "$(apt_sources "$dir")" && ext=sources
+	cp "$dir/sources" "$dir/parts/mirror.$ext"
+	: >"$dir/state/status"
+	apt=(-o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$dir/parts"
+		-o Dir::State::Lists="$dir/state/lists" -o Dir::State::status="$dir/state/status"
+		-o Dir::Cache="$dir/cache" -o Debug::NoLocking=1 -o Acquire::Languages=none
+		-o APT::Sandbox::User="$(id -un)")
+	apt-get -q "${apt[@]}" update >"$dir/update.log" 2>&1 ||
+		{ tail -3 "$dir/update.log" >&2; die "apt-get update of this machine's sources failed"; }
+	apt-get "${apt[@]}" indextargets --format '$(FILENAME)' 'Identifier: Packages' |
+		xargs -r /usr/lib/apt/apt-helper "${apt[@]}" cat-file |
+		awk '/^Package: / { p = $2 } /^Version: / { v = $2 } /^Architecture: / { a = $2 } /^$/ { if (p != "") print p, v, a; p = "" }' |
+		LC_ALL=C sort -u >"$dir/avail"
+	[ -s "$dir/avail" ] || die "the mirror's package lists are empty (apt-get update: $dir/update.log)"
+}
+
+# ---- --renew: the locked versions the mirror dropped -----------------------
+# the mirror's version, SHA256 and path of each locked package whose locked
+# version it no longer has
+renew() {
+	local p v a h f line nv n=0
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/build-rootfs.XXXXXX")     # global: the trap needs it
+	trap 'rm -rf "$tmp"' EXIT
+	mirror_lists "$tmp"
+	while IFS= read -r line; do
+		case $line in '#'*) echo "$line"; continue ;; esac
+		read -r p v a h f <<<"$line"
+		if grep -qxF "$p $v $a" "$tmp/avail"; then
+			echo "$line"
+			continue
+		fi
+		apt-cache "${apt[@]}" show --no-all-versions "$p:$a" 2>/dev/null |
+			awk -v p="$p" -v a="$a" '/^Version: / { v = $2 } /^SHA256: / { h = $2 } /^Filename: / { f = $2 }
+				END { if (v == "" || h == "" || f == "") exit 1; print p, v, a, h, f }' >"$tmp/line" ||
+			die "$p ($a) is not on the mirror at all: uml/build-rootfs.sh --lock"
+		nv=$(cut -d' ' -f2 "$tmp/line")
+		log "$p $v -> $nv"
+		cat "$tmp/line"
+		n=$((n + 1))
+	done <"$inputs/debs.lock" >"$tmp/debs.lock"
+	if [ "$n" = 0 ]; then
+		log "every locked version is on the mirror; debs.lock unchanged (key $(image_key))"
+		return 0
+	fi
+	# the header says which lines are no longer the lock's date
+	awk -v now="$(date -u +%Y%m%dT%H%M%SZ)" -v n="$n" 'NR == 3 { print; print "# uml/build-rootfs.sh --renew, " now ": " n " package(s) the mirror no longer had at their locked version, at its version of that day"; next }
+		/^# uml\/build-rootfs.sh --renew/ { next } { print }' "$tmp/debs.lock" >"$inputs/debs.lock"
+	log "$n package(s) renewed; key $(image_key)"
+}
+
+# Before mmdebstrap, whose error does not say it: the locked versions
+# neither kept from an earlier build nor on the mirror any more, one line
+missing_locked() {
+	local dir=$1 p v a h f gone=() kept
+	kept=$(for f in "$store"/debs/*.deb; do [ ! -f "$f" ] || sha256sum "$f"; done | cut -d' ' -f1)
+	grep -v '^#' "$inputs/debs.lock" | awk '{print $4}' | grep -qvxF -e "${kept:-none}" || return 0
+	mirror_lists "$dir/mirror"
+	while read -r p v a h f; do
+		grep -qxF "$h" <<<"$kept" || grep -qxF "$p $v $a" "$dir/mirror/avail" || gone+=("$p=$v")
+	done < <(grep -v '^#' "$inputs/debs.lock")
+	[ "${#gone[@]}" = 0 ] ||
+		die "${#gone[@]} locked version(s) no longer on the mirror ($(IFS=,; echo "${gone[*]:0:3}")$([ "${#gone[@]}" -le 3 ] || echo ",...")): uml/build-rootfs.sh --renew, or SYNCTCP_ROOTFS_SOURCES naming snapshot.debian.org at the lock's date (docs/platform.md)"
+}
+
 # ---- the build --------------------------------------------------------------
 build() {
 	local key=$1 dir=$store/$1 new tmp srcfile sde pkgs start secs mm=()
@@ -299,6 +378,7 @@ build() {
 	mkdir -p "$new" "$store/wheels"
 	tmp=$new/tmp
 	mkdir -p "$tmp/wheels"
+	missing_locked "$tmp"
 	srcfile=$(apt_sources "$tmp")
 	log "building the instances' user space $key (log: $dir/build.log)"
 	# the wheels: pip checks every hash; the locked files, by their hash
@@ -331,7 +411,7 @@ EOF
 		--customize-hook="\"$self\" --hook python \"\$1\" \"$tmp/wheels\" $sde" \
 		>>"$new/build.log" 2>&1; then
 		grep -E 'E: |rror|not the locked|build-rootfs:' "$new/build.log" | head -10 >&2
-		die "mmdebstrap failed (log: $new/build.log); a locked version no longer on the mirror: SYNCTCP_ROOTFS_SOURCES (snapshot.debian.org at the lock's date) or uml/build-rootfs.sh --lock"
+		die "mmdebstrap failed (log: $new/build.log); a locked version no longer on the mirror: SYNCTCP_ROOTFS_SOURCES (snapshot.debian.org at the lock's date) or uml/build-rootfs.sh --renew"
 	fi
 	rm -rf "$tmp"
 	# every time the clamp of SOURCE_DATE_EPOCH: the tree's times are the lock's
@@ -367,6 +447,7 @@ case ${1:-} in
 --print) mode=print ;;
 --key) mode=key ;;
 --lock) mode=lock ;;
+--renew) mode=renew ;;
 -h|--help) sed -n '3,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
 *) usage ;;
 esac
@@ -377,6 +458,7 @@ fi
 case $mode in
 key) image_key; exit 0 ;;
 lock) lock; exit 0 ;;
+renew) renew; exit 0 ;;
 esac
 key=$(image_key)
 if [ -f "$store/$key/.done" ]; then

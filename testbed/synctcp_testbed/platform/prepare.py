@@ -74,7 +74,10 @@ def prepare(plat: Platform, log: Log) -> Dict[str, Any]:
                               "--series", series], stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE, text=True)
         if res.returncode != 0:
-            raise PlatformError(f"UML {series} kernel: {res.stderr.strip().splitlines()[-1:]}")
+            # the cause (build-rootfs's or the kernel build's own line) comes
+            # before build-uml's last one, which only names the stage
+            raise PlatformError(f"UML {series} kernel: "
+                                + " | ".join(res.stderr.strip().splitlines()[-2:]))
         if os.environ.get("SYNCTCP_UML_ROOT", "image") != "host":
             # the C helpers for the instances' user-space image, built by its
             # compiler in an instance of their own (helpers.build)
