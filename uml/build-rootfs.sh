@@ -334,8 +334,7 @@ renew() {
 			continue
 		fi
 		apt-cache "${apt[@]}" show --no-all-versions "$p:$a" 2>/dev/null |
-			awk -v p="$p" -v a="$a" '/^Version: / { v = $2 } /^SHA256: / { h = $2 } /^Filename: / { f = $2 }
-				END { if (v == "" || h == "" || f == "") exit 1; print p, v, a, h, f }' >"$tmp/line" ||
+			awk -v p="$p" -v a="$a" '/^Version: / { v = $2 } /^SHA256: / { h = $2 } /^Filename: / { f = $2 } END { if (v == "" || h == "" || f == "") exit 1; print p, v, a, h, f }' >"$tmp/line" ||
 			die "$p ($a) is not on the mirror at all: uml/build-rootfs.sh --lock"
 		nv=$(cut -d' ' -f2 "$tmp/line")
 		log "$p $v -> $nv"
@@ -347,8 +346,9 @@ renew() {
 		return 0
 	fi
 	# the header says which lines are no longer the lock's date
-	awk -v now="$(date -u +%Y%m%dT%H%M%SZ)" -v n="$n" 'NR == 3 { print; print "# uml/build-rootfs.sh --renew, " now ": " n " package(s) the mirror no longer had at their locked version, at its version of that day"; next }
-		/^# uml\/build-rootfs.sh --renew/ { next } { print }' "$tmp/debs.lock" >"$inputs/debs.lock"
+	# (each awk program on one line: tests/unit/test_setup_commands.py reads
+	# quoted text line by line)
+	awk -v now="$(date -u +%Y%m%dT%H%M%SZ)" -v n="$n" 'NR == 3 { print; print "# uml/build-rootfs.sh --renew, " now ": " n " package(s) the mirror no longer had at their locked version, at its version of that day"; next } /^# uml\/build-rootfs.sh --renew/ { next } { print }' "$tmp/debs.lock" >"$inputs/debs.lock"
 	log "$n package(s) renewed; key $(image_key)"
 }
 
