@@ -294,61 +294,56 @@ lock() {
 }
 
 # ---- the mirror's versions --------------------------------------------------
-# apt with a private state in DIR over this machine's sources (apt_sources):
-# sets the global apt options array and writes DIR/avail, every "package
-# version architecture" the mirror has (apt-cache dumpavail has only each
-# package's candidate)
-apt=()
-mirror_lists() {
-	local dir=$1 ext=list
-	mkdir -p "$dir/parts" "$dir/state/lists/partial" "$dir/cache/archives/partial"
-	grep -qE '^(Types|URIs):' "$(apt_sources "$dir")" && ext=sources
-	cp "$dir/sources" "$dir/parts/mirror.$ext"
-	: >"$dir/state/status"
-	apt=(-o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$dir/parts"
-		-o Dir::State::Lists="$dir/state/lists" -o Dir::State::status="$dir/state/status"
-		-o Dir::Cache="$dir/cache" -o Debug::NoLocking=1 -o Acquire::Languages=none
-		-o APT::Sandbox::User="$(id -un)")
-	apt-get -q "${apt[@]}" update >"$dir/update.log" 2>&1 ||
+# The lines of debs.lock whose version the mirror no longer has, to
+# stdout; apt with a private state (scripts/private-apt.sh) over this
+# machine's sources (apt_sources, written into DIR), APTOPTS left set.
+# Every version in the mirror's Packages lists counts (apt-cache dumpavail
+# has only each package's candidate).
+dropped_lines() {
+	local dir=$1
+	# shellcheck source=../scripts/private-apt.sh
+	. "$here/../scripts/private-apt.sh"
+	private_apt_init rootfs-mirror "$(apt_sources "$dir")"
+	apt-get -q "${APTOPTS[@]}" update >"$dir/update.log" 2>&1 ||
 		{ tail -3 "$dir/update.log" >&2; die "apt-get update of this machine's sources failed"; }
-	apt-get "${apt[@]}" indextargets --format '$(FILENAME)' 'Identifier: Packages' |
-		xargs -r /usr/lib/apt/apt-helper "${apt[@]}" cat-file |
-		awk '/^Package: / { p = $2 } /^Version: / { v = $2 } /^Architecture: / { a = $2 } /^$/ { if (p != "") print p, v, a; p = "" }' |
-		LC_ALL=C sort -u >"$dir/avail"
+	apt-get "${APTOPTS[@]}" indextargets --format '$(FILENAME)' 'Identifier: Packages' |
+		xargs -r /usr/lib/apt/apt-helper "${APTOPTS[@]}" cat-file |
+		awk '/^Package: / { p = $2 } /^Version: / { v = $2 } /^Architecture: / { a = $2 } /^$/ { if (p != "") print p, v, a; p = "" }' >"$dir/avail"
 	[ -s "$dir/avail" ] || die "the mirror's package lists are empty (apt-get update: $dir/update.log)"
+	awk 'NR == FNR { have[$1 " " $2 " " $3]; next } !/^#/ && !(($1 " " $2 " " $3) in have)' "$dir/avail" "$inputs/debs.lock"
 }
 
 # ---- --renew: the locked versions the mirror dropped -----------------------
-# the mirror's version, SHA256 and path of each locked package whose locked
-# version it no longer has
+# each dropped line becomes the mirror's version, SHA256 and path of the
+# same package; a header line after SOURCE_DATE_EPOCH names the day
 renew() {
-	local p v a h f line nv n=0
+	local p v a h f line n
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/build-rootfs.XXXXXX")     # global: the trap needs it
 	trap 'rm -rf "$tmp"' EXIT
-	mirror_lists "$tmp"
-	while IFS= read -r line; do
-		case $line in '#'*) echo "$line"; continue ;; esac
-		read -r p v a h f <<<"$line"
-		if grep -qxF "$p $v $a" "$tmp/avail"; then
-			echo "$line"
-			continue
-		fi
-		apt-cache "${apt[@]}" show --no-all-versions "$p:$a" 2>/dev/null |
-			awk -v p="$p" -v a="$a" '/^Version: / { v = $2 } /^SHA256: / { h = $2 } /^Filename: / { f = $2 } END { if (v == "" || h == "" || f == "") exit 1; print p, v, a, h, f }' >"$tmp/line" ||
-			die "$p ($a) is not on the mirror at all: uml/build-rootfs.sh --lock"
-		nv=$(cut -d' ' -f2 "$tmp/line")
-		log "$p $v -> $nv"
-		cat "$tmp/line"
-		n=$((n + 1))
-	done <"$inputs/debs.lock" >"$tmp/debs.lock"
+	mkdir -p "$store"
+	exec 8>"$store/.build.lock"
+	flock 8
+	dropped_lines "$tmp" >"$tmp/dropped"
+	n=$(wc -l <"$tmp/dropped")
 	if [ "$n" = 0 ]; then
 		log "every locked version is on the mirror; debs.lock unchanged (key $(image_key))"
 		return 0
 	fi
-	# the header says which lines are no longer the lock's date
+	while IFS= read -r line; do
+		if ! grep -qxF "$line" "$tmp/dropped"; then
+			echo "$line"
+			continue
+		fi
+		read -r p v a h f <<<"$line"
+		apt-cache "${APTOPTS[@]}" show --no-all-versions "$p:$a" 2>/dev/null |
+			awk -v p="$p" -v a="$a" '/^Version: / { v = $2 } /^SHA256: / { h = $2 } /^Filename: / { f = $2 } END { if (v == "" || h == "" || f == "") exit 1; print p, v, a, h, f }' >"$tmp/line" ||
+			die "$p ($a) is not on the mirror at all: uml/build-rootfs.sh --lock"
+		log "$p $v -> $(cut -d' ' -f2 "$tmp/line")"
+		cat "$tmp/line"
+	done <"$inputs/debs.lock" >"$tmp/debs.lock"
 	# (each awk program on one line: tests/unit/test_setup_commands.py reads
 	# quoted text line by line)
-	awk -v now="$(date -u +%Y%m%dT%H%M%SZ)" -v n="$n" 'NR == 3 { print; print "# uml/build-rootfs.sh --renew, " now ": " n " package(s) the mirror no longer had at their locked version, at its version of that day"; next } /^# uml\/build-rootfs.sh --renew/ { next } { print }' "$tmp/debs.lock" >"$inputs/debs.lock"
+	awk -v now="$(date -u +%Y%m%dT%H%M%SZ)" -v n="$n" '/^# uml\/build-rootfs.sh --renew/ { next } { print } /^# SOURCE_DATE_EPOCH: / { print "# uml/build-rootfs.sh --renew, " now ": " n " package(s) the mirror no longer had at their locked version, at its version of that day" }' "$tmp/debs.lock" >"$inputs/debs.lock"
 	log "$n package(s) renewed; key $(image_key)"
 }
 
@@ -358,10 +353,10 @@ missing_locked() {
 	local dir=$1 p v a h f gone=() kept
 	kept=$(for f in "$store"/debs/*.deb; do [ ! -f "$f" ] || sha256sum "$f"; done | cut -d' ' -f1)
 	grep -v '^#' "$inputs/debs.lock" | awk '{print $4}' | grep -qvxF -e "${kept:-none}" || return 0
-	mirror_lists "$dir/mirror"
+	dropped_lines "$dir" >"$dir/dropped"       # not in a subshell: its die ends the build
 	while read -r p v a h f; do
-		grep -qxF "$h" <<<"$kept" || grep -qxF "$p $v $a" "$dir/mirror/avail" || gone+=("$p=$v")
-	done < <(grep -v '^#' "$inputs/debs.lock")
+		grep -qxF "$h" <<<"$kept" || gone+=("$p=$v")
+	done <"$dir/dropped"
 	[ "${#gone[@]}" = 0 ] ||
 		die "${#gone[@]} locked version(s) no longer on the mirror ($(IFS=,; echo "${gone[*]:0:3}")$([ "${#gone[@]}" -le 3 ] || echo ",...")): uml/build-rootfs.sh --renew, or SYNCTCP_ROOTFS_SOURCES naming snapshot.debian.org at the lock's date (docs/platform.md)"
 }

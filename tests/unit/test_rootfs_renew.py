@@ -44,6 +44,8 @@ def setup_tree(tmp: Path, locked: List[Tuple[str, str, str]]) -> Dict[str, str]:
         pytest.skip("needs apt (Debian)")
     (tmp / "uml" / "rootfs").mkdir(parents=True)
     shutil.copy(REPO / "uml" / "build-rootfs.sh", tmp / "uml" / "build-rootfs.sh")
+    (tmp / "scripts").mkdir()          # the private apt it sources
+    shutil.copy(REPO / "scripts" / "private-apt.sh", tmp / "scripts" / "private-apt.sh")
     (tmp / "uml" / "rootfs" / "wheels.lock").write_text("")
     (tmp / "uml" / "rootfs" / "debs.lock").write_text(
         HEADER + "".join(lock_line(*x) + "\n" for x in locked))
