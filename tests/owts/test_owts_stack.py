@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Tuple
 import pytest
 
 from conftest import FWD_MS, REV_MS, Pair, owts_counters, set_owts, sink
+from synctcp import owts
 from synctcp.owtsdump import Row, decode_file
 from synctcp_testbed.network.netns import in_netns, sh
 
@@ -141,12 +142,14 @@ def set_delays(pair: Pair, fwd_ms: float, rev_ms: float) -> None:
 
 
 def ott_samples(pair: Pair, path: Path, port: int, seconds: float) -> Dict[str, Any]:
-    """Both ends on, one paced transfer captured; the OTTs each way (us)."""
+    """Both ends on, one paced transfer captured on both veths (the server's
+    into ``path``, the client's beside it, ``-a``); the OTTs each way (us)."""
     set_owts(pair.a, True)
     set_owts(pair.b, True)
     before = {ns: owts_counters(ns) for ns in (pair.a, pair.b)}
+    path_a = path.with_name(path.stem + "-a" + path.suffix)
     try:
-        with Capture(pair.b, pair.b_dev, path):
+        with Capture(pair.b, pair.b_dev, path), Capture(pair.a, pair.a_dev, path_a):
             sent, got = transfer(pair, port, seconds=seconds)
     finally:
         set_owts(pair.a, False)
@@ -154,26 +157,64 @@ def ott_samples(pair: Pair, path: Path, port: int, seconds: float) -> Dict[str, 
     assert got == sent > 0
     rows = rows_of(path)
     later = [r for r in rows if not r.flags & 0x02]
-    return {"rows": rows, "later": later, "counters": deltas(pair, before),
+    return {"rows": rows, "rows_a": rows_of(path_a), "later": later,
+            "counters": deltas(pair, before),
             "fwd": [r.option.ott_us for r in later if r.option is not None
                     and r.src[0] == pair.b_ip and r.option.ott_us is not None],
             "rev": [r.option.ott_us for r in later if r.option is not None
                     and r.src[0] == pair.a_ip and r.option.ott_us is not None]}
 
 
+def agreement(rows: List[Row], measured: str, echoer: str, window: int = 3) -> List[int]:
+    """Each OTT that ``echoer`` echoes, minus the capture's own reading of it (us).
+
+    ``rows`` is a capture on the echoer's veth, whose receive tap sees a
+    segment just before the stack takes its arrival time.  The capture's
+    clock is CLOCK_REALTIME, the option's clock, so a segment's ``age_us``
+    (capture time minus its ``tsval``) reads the same transit as the option,
+    but by another route.  The OTT
+    an echo carries is that of the last segment from ``measured`` that the
+    echoer had received when it wrote the echo; that is one of the last few
+    captured before the echo's ``tsval`` (some may still have been in the
+    stack), and the one of ``window`` whose age is closest is taken.
+    """
+    seen: List[Row] = []
+    out: List[int] = []
+    for r in rows:
+        if r.option is None or r.flags & 0x02 or r.epoch is None:
+            continue
+        if r.src[0] == measured:
+            seen.append(r)
+        elif r.src[0] == echoer and r.option.ott_us is not None:
+            ott = r.option.ott_us
+            cand = [s for s in seen[-64:] if s.age_us is not None and s.epoch is not None
+                    and owts.diff_us(r.option.tsval_us, owts.tsval_of(s.epoch)) >= 0][-window:]
+            if cand:
+                out.append(min((ott - s.age_us for s in cand if s.age_us is not None), key=abs))
+    return out
+
+
 def test_negotiated_carried_and_accurate(pair: Pair, results_dir: Path) -> None:
     """Both ends on: SYN and SYN-ACK offer it, every later segment carries it, and
-    the OTTs read 20 ms forward and 5 ms reverse.
+    the OTTs each way agree with the capture's reading of the same segments.
 
-    The OTT the option measures runs from writing the option to parsing it
-    at the other end: netem's delay plus the stack's own transit, which is
-    measured in the same run with netem at 0 ms (reported, not asserted).
-    Always: no OTT is below netem's delay (the clocks are one clock) and
-    the fastest segments read it to within 0.2 ms.  On a real CPU (native,
-    KVM) the median must be within 0.2 ms too; under TCG emulation the
-    emulated stack adds more than that to a typical segment, and the
-    median must be within 1 ms.  The distributions are printed and kept in
-    results/owts-tests/owts-accuracy.json.
+    The OTT the option measures runs from writing the option to the segment's
+    arrival at the other end: netem's delay, netem's timer coming late (on
+    an emulated CPU, more so when the host is busy), and the stack's own
+    transit.  What is asserted holds whatever else the host is doing:
+
+    - no OTT is below netem's delay (the two ends share one clock);
+    - each echoed OTT agrees with the capture's own age of the segment it
+      measured (a capture on the measuring end's veth is another reader of
+      the same clock, a step before the stack's): the median disagreement
+      each way is within 0.2 ms, the accuracy the option is for.  Host load
+      moves both readings alike.
+
+    How far the OTTs lie above netem's delay is a property of the platform,
+    not of the option: the distributions, the stack's own transit (netem at
+    0 ms, same run) and the agreement are printed and kept in
+    results/owts-tests/owts-accuracy.json, not asserted (a CI run under TCG
+    read a forward median 1.024 ms above netem's 20 ms).
     """
     set_delays(pair, 0, 0)
     try:
@@ -190,6 +231,8 @@ def test_negotiated_carried_and_accurate(pair: Pair, results_dir: Path) -> None:
     assert not missing, f"{len(missing)} of {len(later)} segments without a valid option"
     fwd, rev = res["fwd"], res["rev"]
     assert len(fwd) > 100 and len(rev) > 100 and base["fwd"] and base["rev"]
+    agree = {"forward": agreement(rows, pair.a_ip, pair.b_ip),
+             "reverse": agreement(res["rows_a"], pair.b_ip, pair.a_ip)}
     stack = {"forward_median_ms": statistics.median(base["fwd"]) / 1000.0,
              "reverse_median_ms": statistics.median(base["rev"]) / 1000.0,
              "forward": distribution(base["fwd"], 0.0), "reverse": distribution(base["rev"], 0.0)}
@@ -200,15 +243,20 @@ def test_negotiated_carried_and_accurate(pair: Pair, results_dir: Path) -> None:
                   statistics.median(fwd) / 1000.0 - stack["forward_median_ms"] - FWD_MS,
               "reverse_less_stack_err_ms":
                   statistics.median(rev) / 1000.0 - stack["reverse_median_ms"] - REV_MS,
+              "option_less_capture": {
+                  way: {"n": len(v), "median_abs_us": statistics.median(abs(x) for x in v),
+                        "p10_us": pct(v, 0.10), "median_us": statistics.median(v),
+                        "p90_us": pct(v, 0.90)} if v else {"n": 0}
+                  for way, v in agree.items()},
               "segments": len(rows), "counters": d,
               "kernel": Path("/proc/sys/kernel/osrelease").read_text().strip()}
     (results_dir / "owts-accuracy.json").write_text(json.dumps(result, indent=1) + "\n")
     print("\nOWTS accuracy:", json.dumps(result, indent=1))
-    median_bound = 0.2 if result["platform"] in ("native", "kvm") else 1.0
-    for way in ("forward", "reverse"):
-        r = result[way]
-        assert 0 <= r["min_err_ms"] <= 0.2, (way, r)
-        assert abs(r["median_err_ms"]) <= median_bound, (way, r)
+    for way, echoes in (("forward", fwd), ("reverse", rev)):
+        assert result[way]["min_err_ms"] >= 0, (way, result[way])
+        a = result["option_less_capture"][way]
+        assert a["n"] >= 0.9 * len(echoes), (way, a, len(echoes))
+        assert a["median_abs_us"] <= 200, (way, a)
     # Out counts what TCP sent, a GSO super-segment (software GSO stays on)
     # once; In counts every segment parsed.  Nothing is lost on this path,
     # so each end parsed at least as many as the other sent, and at least
