@@ -241,8 +241,10 @@ static void mixreact_pkts_acked(struct sock *sk, const struct ack_sample *sample
 	if (!ca->st)
 		return;
 	synctcp_ack_fill(sk, sample, &a);
+	synctcp_ack_wall(&ca->st->flow, &a);
 	cwnd = synctcp_mix_on_ack(ca->st, &a, READ_ONCE(source_mode),
 				  READ_ONCE(preloss_max_ms) * USEC_PER_MSEC);
+	cwnd = synctcp_mode_cwnd(&ca->st->flow.mode, a.now_us, cwnd);
 	synctcp_follow_set(sk, &a, cwnd);
 	/*
 	 * Without a sample only the header can change (the source, the
@@ -270,6 +272,8 @@ static void mixreact_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 		tcp_reno_cong_avoid(sk, ack, acked);
 		return;
 	}
+	if (ca->st->flow.mode.draining)	/* an epoch's drain (core/mode.h) */
+		return;
 	decisions = ca->st->react.increases + ca->st->react.decreases;
 	action = ca->st->react.action;
 	if (synctcp_mix_cong_avoid(ca->st, tp->snd_una, tp->snd_nxt,
@@ -293,7 +297,6 @@ static void mixreact_cong_avoid(struct sock *sk, u32 ack, u32 acked)
  */
 static void mixreact_set_state(struct sock *sk, u8 new_state)
 {
-	const struct tcp_sock *tp = tcp_sk(sk);
 	struct mixreact *ca = inet_csk_ca(sk);
 
 	if (!ca->st)
@@ -301,9 +304,7 @@ static void mixreact_set_state(struct sock *sk, u8 new_state)
 	switch (new_state) {
 	case TCP_CA_Loss:
 	case TCP_CA_Recovery:
-		synctcp_mix_on_loss(ca->st, new_state == TCP_CA_Loss,
-				    tp->tcp_mstamp, tp->srtt_us >> 3,
-				    synctcp_min_rtt_us(tp));
+		synctcp_mix_on_loss(ca->st, new_state == TCP_CA_Loss);
 		synctcp_flow_loss(sk, &ca->st->flow);
 		break;
 	case TCP_CA_CWR:

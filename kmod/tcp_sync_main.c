@@ -260,8 +260,10 @@ static void sync_pkts_acked(struct sock *sk, const struct ack_sample *sample)
 	if (!ca->st)
 		return;
 	synctcp_ack_fill(sk, sample, &a);
+	synctcp_ack_wall(&ca->st->flow, &a);
 	cwnd = synctcp_sync_on_ack(ca->st, &a, READ_ONCE(source_mode),
 				   sync_thresh(ca->st));
+	cwnd = synctcp_mode_cwnd(&ca->st->flow.mode, a.now_us, cwnd);
 	synctcp_follow_set(sk, &a, cwnd);
 	sync_publish(ca);
 }
@@ -284,6 +286,8 @@ static void sync_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 		tcp_reno_cong_avoid(sk, ack, acked);
 		return;
 	}
+	if (ca->st->flow.mode.draining)	/* an epoch's drain (core/mode.h) */
+		return;
 	switch (synctcp_sync_react(ca->st, tp->snd_una, tp->snd_nxt,
 				   tp->srtt_us >> 3, &w)) {
 	case SYNCTCP_PCWND_HALVED:
@@ -333,8 +337,7 @@ static void sync_set_state(struct sock *sk, u8 new_state)
 	if (!ca->st ||
 	    (new_state != TCP_CA_Recovery && new_state != TCP_CA_Loss))
 		return;
-	synctcp_sync_on_loss(ca->st, tp->snd_nxt, tp->tcp_mstamp,
-			     tp->srtt_us >> 3, synctcp_min_rtt_us(tp));
+	synctcp_sync_on_loss(ca->st, tp->snd_nxt);
 	synctcp_flow_loss(sk, &ca->st->flow);
 	sync_publish(ca);
 }

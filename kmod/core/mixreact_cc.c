@@ -26,7 +26,7 @@ static void synctcp_mix_best(struct synctcp_mix *m, const struct synctcp_ack *a)
 	if (!m->flow.q.loss_seen)
 		m->fresh = false;
 	switch (synctcp_mode_sample(&m->flow.mode, &m->flow.q, a->now_us,
-				    a->srtt_us, SYNCTCP_MIX_BEST_PCT)) {
+				    a->wall_us, a->srtt_us, SYNCTCP_MIX_BEST_PCT)) {
 	case SYNCTCP_MODE_PROBE:
 		m->probe = true;
 		break;
@@ -187,19 +187,14 @@ bool synctcp_mix_cong_avoid(struct synctcp_mix *m, u32 snd_una, u32 snd_nxt,
 
 /*
  * Reno's reductions (loss recovery, RTO, ECN's CWR) end the decision in
- * force; a loss makes max qdelay trusted; an RTO restarts the average;
- * in competing mode a loss checks whether the flow is alone (mode.h).
+ * force; a loss makes max qdelay trusted; an RTO restarts the average.
  */
-void synctcp_mix_on_loss(struct synctcp_mix *m, bool rto, u64 now_us,
-			 u32 srtt_us, u32 min_rtt_us)
+void synctcp_mix_on_loss(struct synctcp_mix *m, bool rto)
 {
 	if (rto)
 		synctcp_syncmix_restart(&m->detect);
 	synctcp_qdelay_on_loss(&m->flow.q);
 	synctcp_mix_on_cwr(m);
-	if (synctcp_flow_best(&m->flow))
-		synctcp_mode_loss(&m->flow.mode, &m->flow.q, now_us, srtt_us,
-				  min_rtt_us);
 }
 
 void synctcp_mix_on_cwr(struct synctcp_mix *m)

@@ -44,8 +44,7 @@ bool synctcp_mix_cong_avoid(struct synctcp_mix *m, u32 snd_una, u32 snd_nxt,
 			    u32 srtt_us, u32 acked, bool cwnd_limited,
 			    u32 clamp, struct synctcp_cwnd *w);
 u8 synctcp_mix_best_action(u8 a);
-void synctcp_mix_on_loss(struct synctcp_mix *m, bool rto, u64 now_us,
-			 u32 srtt_us, u32 min_rtt_us);
+void synctcp_mix_on_loss(struct synctcp_mix *m, bool rto);
 void synctcp_mix_on_cwr(struct synctcp_mix *m);
 void synctcp_mix_restart(struct synctcp_mix *m);
 

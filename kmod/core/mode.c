@@ -20,33 +20,63 @@ static u32 synctcp_mode_span(u32 floor_us, u32 rtts, u32 srtt_us)
 }
 
 /*
- * Competing mode: is the loss being checked over, and did the queue fall
- * as low as a flow alone leaves it?
+ * Competing mode: the wall clock's epochs (mode.h).  At each one (every
+ * 2^k-th when the drain would take more than its share of the time) the
+ * flow drains for @hold; a dip below T / 4 in it counts towards leaving.
  */
-static enum synctcp_mode_event synctcp_mode_check(struct synctcp_mode *m,
+static enum synctcp_mode_event synctcp_mode_drain(struct synctcp_mode *m,
 						  const struct synctcp_qdelay *q,
-						  u32 t)
+						  u32 t, u64 wall_us,
+						  u32 srtt_us, u64 thresh)
 {
-	if (!m->checking)
-		return SYNCTCP_MODE_NONE;
-	if ((s32)(t - m->check_from) >= 0)
-		m->check_min_us = min_t(u32, m->check_min_us, q->qdelay_us);
-	if ((s32)(t - m->check_until) < 0)
-		return SYNCTCP_MODE_NONE;
-	m->checking = 0;
-	if ((u64)m->check_min_us > (u64)m->expect_us + q->max_qdelay_us / 8) {
+	u32 hold = synctcp_mode_span(SYNCTCP_MODE_DRAIN_MIN_US,
+				     SYNCTCP_MODE_DRAIN_RTTS, srtt_us);
+	u32 epoch, every = 1;
+
+	if (m->draining) {
+		if ((u64)q->qdelay_us * 4 <= thresh)
+			m->dipped = 1;
+		if ((s32)(t - m->drain_until) < 0)
+			return SYNCTCP_MODE_NONE;
+		m->draining = 0;
+		m->restore = 1;
+		if (!m->dipped) {
+			m->alone = 0;
+			return SYNCTCP_MODE_NONE;
+		}
+		if (++m->alone < m->need)
+			return SYNCTCP_MODE_NONE;
+		m->competing = 0;
+		m->high = 0;
 		m->alone = 0;
+		m->halve = 1;
+		m->probed = 1;	/* the dip showed the base */
+		m->last_dip = t;
+		m->left_at = t;
+		m->left = 1;
+		return SYNCTCP_MODE_LEAVE;
+	}
+	if (!wall_us)
+		return SYNCTCP_MODE_NONE;
+	epoch = (u32)div_u64(wall_us, SYNCTCP_MODE_EPOCH_US);
+	if (!m->epoch_set || epoch == m->epoch) {
+		m->epoch = epoch;
+		m->epoch_set = 1;
 		return SYNCTCP_MODE_NONE;
 	}
-	if (++m->alone < m->need)
+	m->epoch = epoch;
+	while (every < SYNCTCP_MODE_EPOCHS_MAX &&
+	       ((u64)hold << 10) * SYNCTCP_MODE_DRAIN_SHARE >
+	       (u64)every * SYNCTCP_MODE_EPOCH_US)
+		every <<= 1;
+	if (epoch & (every - 1))
 		return SYNCTCP_MODE_NONE;
-	m->competing = 0;
-	m->high = 0;
-	m->alone = 0;
-	m->last_dip = t;
-	m->left_at = t;
-	m->left = 1;
-	return SYNCTCP_MODE_LEAVE;
+	m->draining = 1;
+	m->dipped = 0;
+	m->drain_until = t + hold;
+	m->drain_hold = hold;
+	m->drains++;
+	return SYNCTCP_MODE_DRAIN;
 }
 
 /**
@@ -54,6 +84,8 @@ static enum synctcp_mode_event synctcp_mode_check(struct synctcp_mode *m,
  * @m: the mode
  * @q: the estimator, which has just taken the sample
  * @now_us: local clock (us)
+ * @wall_us: CLOCK_REALTIME (us), the clock the hosts share; 0 when not
+ *	     read (only competing mode needs it)
  * @srtt_us: smoothed RTT (us), 0 when unknown
  * @thresh_pct: the flow's threshold T, percent of the maximum
  *
@@ -64,8 +96,8 @@ static enum synctcp_mode_event synctcp_mode_check(struct synctcp_mode *m,
  */
 enum synctcp_mode_event synctcp_mode_sample(struct synctcp_mode *m,
 					    const struct synctcp_qdelay *q,
-					    u64 now_us, u32 srtt_us,
-					    u32 thresh_pct)
+					    u64 now_us, u64 wall_us,
+					    u32 srtt_us, u32 thresh_pct)
 {
 	u32 t = (u32)(now_us >> 10);
 	u64 thresh, high;
@@ -87,7 +119,7 @@ enum synctcp_mode_event synctcp_mode_sample(struct synctcp_mode *m,
 	if ((u64)q->qdelay_us * 4 <= thresh)
 		m->last_dip = t;
 	if (m->competing)
-		return synctcp_mode_check(m, q, t);
+		return synctcp_mode_drain(m, q, t, wall_us, srtt_us, thresh);
 	high = max_t(u64, thresh, q->max_qdelay_us / 2);
 	if (!m->compete || !q->max_qdelay_us || q->qdelay_us < high) {
 		m->high = 0;
@@ -104,7 +136,7 @@ enum synctcp_mode_event synctcp_mode_sample(struct synctcp_mode *m,
 			SYNCTCP_MODE_NEED_MIN;
 		m->competing = 1;
 		m->high = 0;
-		m->checking = 0;
+		m->epoch_set = 0;
 		m->alone = 0;
 		m->entries++;
 		return SYNCTCP_MODE_ENTER;
@@ -128,28 +160,41 @@ enum synctcp_mode_event synctcp_mode_sample(struct synctcp_mode *m,
 }
 
 /**
- * synctcp_mode_loss - loss recovery (or an RTO) began
+ * synctcp_mode_drain_cwnd - the window during an epoch's drain and after it
  * @m: the mode
- * @q: the estimator
  * @now_us: local clock (us)
- * @srtt_us: smoothed RTT (us), 0 when unknown
- * @min_rtt_us: the connection's base round trip (us), 0 when unknown
+ * @cwnd: the window the algorithm set
  *
- * In competing mode the flow halves as Reno; the smallest queuing delay
- * from half a round trip to three round trips later tells whether it is
- * alone (synctcp_mode_check()).
+ * During a drain, at most SYNCTCP_MODE_DRAIN_CWND (the window before it is
+ * kept); after it, that window again, or half of it when the drain ended
+ * competing mode.  A drain that no sample ends within twice its length
+ * ends without a verdict.
+ *
+ * Return: the window to use.
  */
-void synctcp_mode_loss(struct synctcp_mode *m, const struct synctcp_qdelay *q,
-		       u64 now_us, u32 srtt_us, u32 min_rtt_us)
+u32 synctcp_mode_drain_cwnd(struct synctcp_mode *m, u64 now_us, u32 cwnd)
 {
-	u32 t = (u32)(now_us >> 10);
-	u32 full = q->max_qdelay_us;
+	u32 t = (u32)(now_us >> 10), back;
 
-	if (!m->competing)
-		return;
-	m->checking = 1;
-	m->check_from = t + (srtt_us >> 11);
-	m->check_until = t + (u32)(((u64)srtt_us * 3) >> 10) + 1;
-	m->check_min_us = U32_MAX;
-	m->expect_us = full > min_rtt_us ? (full - min_rtt_us) / 2 : 0;
+	if (m->draining) {
+		if (!m->saved) {
+			m->drain_cwnd = cwnd;
+			m->saved = 1;
+		}
+		if ((s32)(t - m->drain_until - m->drain_hold) < 0)
+			return min_t(u32, cwnd, SYNCTCP_MODE_DRAIN_CWND);
+		m->draining = 0;
+		m->alone = 0;
+		m->restore = 1;
+	}
+	if (!m->restore)
+		return cwnd;
+	back = m->saved ? m->drain_cwnd : cwnd;
+	if (m->halve)
+		back = max_t(u32, back >> 1,
+			     min_t(u32, back, SYNCTCP_MODE_DRAIN_CWND));
+	m->restore = 0;
+	m->saved = 0;
+	m->halve = 0;
+	return max_t(u32, cwnd, back);
 }

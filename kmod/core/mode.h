@@ -15,21 +15,23 @@
  * delay the flow measured for SYNCTCP_MODE_HIGH_MIN (at least
  * SYNCTCP_MODE_HIGH_RTTS round trips) was at least max(T, M / 2), which
  * flows in low-queue mode seldom sustain (but see mode.c): the
- * flow then reacts to losses only, as Reno.  It leaves when a loss shows
- * it alone: after its own halving a flow alone leaves a queue of
- * max(0, (M - B) / 2) (B the base round trip; the window was B + M, half
- * of it is (B + M) / 2); loss-based neighbours keep theirs (CUBIC keeps
- * 70% of its window), so the smallest queuing delay of the round trips
- * after the loss stays above that.  If it is within M / 8 of it, the flow
- * is alone, or among its own, and SYNCTCP_MODE_NEED_MIN such losses in a
- * row take it back to low-queue mode (one was not enough: the smallest
- * delay of a recovery next to CUBIC on a 2-BDP buffer once looked alone,
- * and the flow yielded for 11.5 s before it competed again).  A flow that is back
+ * flow then reacts to losses only, as Reno.  It leaves on a drain that
+ * every competing flow of its kind makes at the same moment: the wall
+ * clock's epochs, multiples of SYNCTCP_MODE_EPOCH (Sync-TCP's hosts share
+ * a clock; every 2^k-th epoch on a path whose drain would take more than
+ * 1/SYNCTCP_MODE_DRAIN_SHARE of the time).  The flow holds cwnd at
+ * SYNCTCP_MODE_DRAIN_CWND for SYNCTCP_MODE_DRAIN_MIN (at least
+ * SYNCTCP_MODE_DRAIN_RTTS round trips), then takes its window back, as
+ * BBR's ProbeRTT does.  Among flows of its own kind, competing or not, the
+ * queue empties and the flow sees a dip below T / 4; next to loss-based
+ * flows it does not, unless they have just halved or fill less than the
+ * link.  SYNCTCP_MODE_NEED_MIN drains in a row with a dip take the flow
+ * back to low-queue mode, with half its window.  A flow that is back
  * in competing mode within SYNCTCP_MODE_BACK_MIN (at least
- * SYNCTCP_MODE_BACK_RTTS round trips) of leaving it had left
- * on a loss its neighbours happened to share: it then needs twice as many
- * such losses in a row to leave (up to SYNCTCP_MODE_NEED_MAX), and
- * SYNCTCP_MODE_NEED_MIN again after a stay of that long outside.
+ * SYNCTCP_MODE_BACK_RTTS round trips) of leaving it had left on dips its
+ * neighbours happened to allow: it then needs twice as many in a row to
+ * leave (up to SYNCTCP_MODE_NEED_MAX), and SYNCTCP_MODE_NEED_MIN again
+ * after a stay of that long outside.
  *
  * Base probe (low-queue mode): a flow that arrives at a standing queue
  * takes that queue for its base, measures every queue that much short,
@@ -61,6 +63,12 @@
 #define SYNCTCP_MODE_BACK_RTTS		24U
 #define SYNCTCP_MODE_NEED_MIN		2U
 #define SYNCTCP_MODE_NEED_MAX		8U
+#define SYNCTCP_MODE_EPOCH_US		(10ULL * 1000ULL * 1000ULL)
+#define SYNCTCP_MODE_EPOCHS_MAX		64U
+#define SYNCTCP_MODE_DRAIN_MIN_US	(500U * 1000U)
+#define SYNCTCP_MODE_DRAIN_RTTS		2U
+#define SYNCTCP_MODE_DRAIN_SHARE	20U
+#define SYNCTCP_MODE_DRAIN_CWND		2U
 
 /* What synctcp_mode_sample() asks of the flow. */
 enum synctcp_mode_event {
@@ -68,36 +76,58 @@ enum synctcp_mode_event {
 	SYNCTCP_MODE_ENTER = 1,		/* competing from now */
 	SYNCTCP_MODE_LEAVE = 2,		/* low-queue mode from now */
 	SYNCTCP_MODE_PROBE = 3,		/* drain the flow's share of the queue */
+	SYNCTCP_MODE_DRAIN = 4,		/* an epoch's drain (synctcp_mode_cwnd()) */
 };
 
 struct synctcp_mode {
 	u32 high_since;		/* us >> 10 since when the queue stood high */
 	u32 last_dip;		/* us >> 10 of the last dip below T / 4 */
 	u32 on_since;		/* us >> 10 when the detector came on */
-	u32 check_from;		/* the round trips after a loss, us >> 10 */
-	u32 check_until;
-	u32 check_min_us;	/* the smallest queuing delay in them */
-	u32 expect_us;		/* what the flow alone leaves after halving */
 	u32 left_at;		/* us >> 10 when competing mode was last left */
+	u32 epoch;		/* the last wall-clock epoch seen */
+	u32 drain_until;	/* us >> 10 when the drain ends */
+	u32 drain_hold;		/* its length, us >> 10 */
+	u32 drain_cwnd;		/* cwnd before it */
 	u16 entries;		/* times competing mode was entered (wraps) */
 	u16 probes;		/* base probes (wraps) */
-	u8 need;		/* losses in a row that show it alone, to leave */
-	u8 alone;		/* such losses so far */
-	u8 compete:1,		/* it may be entered */
-	   competing:1,		/* competing mode */
-	   high:1,		/* high_since is in force */
-	   checking:1,		/* a loss is being checked */
-	   started:1,		/* last_dip has been set */
-	   left:1,		/* left_at is in force */
-	   probed:1;		/* the first probe is done */
+	u16 drains;		/* epoch drains (wraps) */
+	u8 need;		/* drains in a row with a dip, to leave */
+	u8 alone;		/* such drains so far */
+	u16 compete:1,		/* it may be entered */
+	    competing:1,	/* competing mode */
+	    high:1,		/* high_since is in force */
+	    started:1,		/* last_dip has been set */
+	    left:1,		/* left_at is in force */
+	    probed:1,		/* the first probe is done */
+	    epoch_set:1,	/* epoch is in force */
+	    draining:1,		/* an epoch's drain is on */
+	    saved:1,		/* drain_cwnd is in force */
+	    dipped:1,		/* the queue dipped in this drain */
+	    restore:1,		/* the drain is over: cwnd back */
+	    halve:1;		/* ... and half of it: competing mode left */
 };
 
 void synctcp_mode_init(struct synctcp_mode *m, bool compete);
 enum synctcp_mode_event synctcp_mode_sample(struct synctcp_mode *m,
 					    const struct synctcp_qdelay *q,
-					    u64 now_us, u32 srtt_us,
-					    u32 thresh_pct);
-void synctcp_mode_loss(struct synctcp_mode *m, const struct synctcp_qdelay *q,
-		       u64 now_us, u32 srtt_us, u32 min_rtt_us);
+					    u64 now_us, u64 wall_us,
+					    u32 srtt_us, u32 thresh_pct);
+u32 synctcp_mode_drain_cwnd(struct synctcp_mode *m, u64 now_us, u32 cwnd);
+
+/**
+ * synctcp_mode_cwnd - the window an epoch's drain allows
+ * @m: the mode
+ * @now_us: local clock (us)
+ * @cwnd: the window the algorithm set
+ *
+ * Return: @cwnd, but during a drain and after it synctcp_mode_drain_cwnd()'s.
+ */
+static inline u32 synctcp_mode_cwnd(struct synctcp_mode *m, u64 now_us,
+				    u32 cwnd)
+{
+	if (!m->draining && !m->restore)
+		return cwnd;
+	return synctcp_mode_drain_cwnd(m, now_us, cwnd);
+}
 
 #endif /* SYNCTCP_MODE_H */

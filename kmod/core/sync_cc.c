@@ -49,7 +49,7 @@ static void synctcp_sync_best(struct synctcp_sync *s,
 	s->floor_us = (u32)div_u64((u64)s->flow.q.max_qdelay_us * thresh_pct,
 				   200);
 	switch (synctcp_mode_sample(&s->flow.mode, &s->flow.q, a->now_us,
-				    a->srtt_us, thresh_pct)) {
+				    a->wall_us, a->srtt_us, thresh_pct)) {
 	case SYNCTCP_MODE_PROBE:
 		s->probe = true;
 		break;
@@ -149,24 +149,16 @@ u32 synctcp_sync_ssthresh(struct synctcp_sync *s, u32 snd_una, u32 cwnd)
  * synctcp_sync_on_loss - loss recovery (fast retransmit or RTO) began
  * @s: the connection
  * @snd_nxt: first unsent sequence number
- * @now_us: local clock (us)
- * @srtt_us: smoothed RTT (us), 0 when unknown
- * @min_rtt_us: base round trip (us), 0 when unknown
  *
  * The loss makes the maximum queuing delay trusted (section 3.5.1).
  * Variant "best" also holds delay cuts for the round trip of the
- * recovery, so that the loss and the delay of one episode cost one cut,
- * and in competing mode checks whether the flow is alone (mode.h).
+ * recovery, so that the loss and the delay of one episode cost one cut.
  */
-void synctcp_sync_on_loss(struct synctcp_sync *s, u32 snd_nxt, u64 now_us,
-			  u32 srtt_us, u32 min_rtt_us)
+void synctcp_sync_on_loss(struct synctcp_sync *s, u32 snd_nxt)
 {
 	synctcp_qdelay_on_loss(&s->flow.q);
-	if (!synctcp_flow_best(&s->flow))
-		return;
-	synctcp_pcwnd_hold(&s->react, snd_nxt);
-	synctcp_mode_loss(&s->flow.mode, &s->flow.q, now_us, srtt_us,
-			  min_rtt_us);
+	if (synctcp_flow_best(&s->flow))
+		synctcp_pcwnd_hold(&s->react, snd_nxt);
 }
 
 /* The slowest increase as the queue nears the threshold: 1/16 per RTT. */

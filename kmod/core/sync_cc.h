@@ -64,8 +64,7 @@ enum synctcp_pcwnd_action synctcp_sync_react(struct synctcp_sync *s,
 					     u32 srtt_us,
 					     struct synctcp_cwnd *w);
 u32 synctcp_sync_ssthresh(struct synctcp_sync *s, u32 snd_una, u32 cwnd);
-void synctcp_sync_on_loss(struct synctcp_sync *s, u32 snd_nxt, u64 now_us,
-			  u32 srtt_us, u32 min_rtt_us);
+void synctcp_sync_on_loss(struct synctcp_sync *s, u32 snd_nxt);
 u32 synctcp_sync_ai_window(const struct synctcp_sync *s, u32 cwnd,
 			   u32 thresh_pct);
 

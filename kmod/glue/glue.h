@@ -20,6 +20,7 @@ extern const struct kernel_param_ops synctcp_variant_ops;
 u32 synctcp_min_rtt_us(const struct tcp_sock *tp);
 void synctcp_ack_fill(const struct sock *sk, const struct ack_sample *sample,
 		      struct synctcp_ack *a);
+void synctcp_ack_wall(const struct synctcp_flow *f, struct synctcp_ack *a);
 void synctcp_follow_set(struct sock *sk, const struct synctcp_ack *a,
 			u32 cwnd);
 void synctcp_flow_start(struct sock *sk, struct synctcp_flow *f);

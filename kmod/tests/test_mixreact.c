@@ -240,7 +240,7 @@ TEST(table_maps_all_eight_indications)
 static u32 cwnd_after_rtt(u8 trend, u8 region, u32 cwnd, u32 segments,
 			  u32 per_ack)
 {
-	struct synctcp_mixreact r;
+	struct synctcp_mixreact r = { 0 };
 	struct synctcp_cwnd w = { .cwnd = cwnd, .ssthresh = cwnd };
 	u32 i;
 
@@ -283,7 +283,7 @@ TEST(increase_over_one_rtt_is_exact_for_large_windows)
  */
 TEST(reno_step_equals_the_division_whatever_cwnd_does)
 {
-	struct synctcp_mixreact r;
+	struct synctcp_mixreact r = { 0 };
 	struct synctcp_cwnd w = { .cwnd = 10, .ssthresh = 10 };
 	u32 credit = 0, seed = 12345, i;
 
@@ -397,7 +397,7 @@ TEST(equal_medians_keep_an_increase_in_force)
 
 TEST(cwnd_never_below_2)
 {
-	struct synctcp_mixreact r;
+	struct synctcp_mixreact r = { 0 };
 	struct synctcp_cwnd w = { .cwnd = 3, .ssthresh = 100 };
 	int i;
 
@@ -433,7 +433,7 @@ TEST(cwnd_never_below_2_through_the_detector)
 
 TEST(cwnd_never_above_clamp)
 {
-	struct synctcp_mixreact r;
+	struct synctcp_mixreact r = { 0 };
 	struct synctcp_cwnd w = { .cwnd = 40, .ssthresh = 40 };
 	u32 i;
 
@@ -457,7 +457,7 @@ TEST(cwnd_never_above_clamp)
 
 TEST(no_overflow_with_huge_windows)
 {
-	struct synctcp_mixreact r;
+	struct synctcp_mixreact r = { 0 };
 	struct synctcp_cwnd w = { .cwnd = 0xFFFFFFF0u, .ssthresh = 2 };
 
 	synctcp_mixreact_reset(&r);
@@ -471,7 +471,7 @@ TEST(no_overflow_with_huge_windows)
 /* Variant "best": a decrease keeps at least keep_min / 1024 of cwnd. */
 TEST(apply_decrease_keeps_at_least_keep_min)
 {
-	struct synctcp_mixreact r;
+	struct synctcp_mixreact r = { 0 };
 	struct synctcp_cwnd w = { .cwnd = 100, .ssthresh = 1000 };
 
 	synctcp_mixreact_reset(&r);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Variant "best"'s modes (core/mode.c): when a flow takes the queue for
- * loss-based neighbours', when it finds itself alone again, and when it
- * probes the base.
+ * loss-based neighbours', when its epoch drains find it alone or among its
+ * own kind again, and when it probes the base.
  */
 #include "harness.h"
 #include "mode.h"
@@ -10,6 +10,8 @@
 #define MS	1000ULL
 #define FULL_US	100000U		/* the full queue: 100 ms */
 #define SRTT_US	100000U
+/* CLOCK_REALTIME at local time 0: a multiple of the 10 s epoch */
+#define WALL0_US	(1796000000ULL * 1000000ULL)
 
 /* An estimator that has seen a full queue of FULL_US and a loss. */
 static void full_queue(struct synctcp_qdelay *q)
@@ -31,7 +33,8 @@ static u32 feed(struct synctcp_mode *m, struct synctcp_qdelay *q, u64 t_ms,
 
 	for (t = t_ms; t < t_ms + len_ms; t += 10) {
 		q->qdelay_us = f(t);
-		switch (synctcp_mode_sample(m, q, t * MS, SRTT_US, 25)) {
+		switch (synctcp_mode_sample(m, q, t * MS, WALL0_US + t * MS,
+					    SRTT_US, 25)) {
 		case SYNCTCP_MODE_ENTER:
 			(*enters)++;
 			break;
@@ -100,7 +103,7 @@ TEST(a_queue_standing_above_half_the_maximum_for_a_second_is_a_competitor)
 	synctcp_mode_init(&m, true);
 	feed(&m, &q, 0, 900, cubic, &enters, &probes);
 	q.qdelay_us = 49000;
-	CHECK_EQ(synctcp_mode_sample(&m, &q, 910 * MS, SRTT_US, 25),
+	CHECK_EQ(synctcp_mode_sample(&m, &q, 910 * MS, 0, SRTT_US, 25),
 		 SYNCTCP_MODE_NONE);
 	feed(&m, &q, 920, 900, cubic, &enters, &probes);
 	CHECK(!m.competing);
@@ -131,120 +134,201 @@ TEST(the_competitor_test_lasts_four_round_trips_on_long_paths)
 	synctcp_mode_init(&m, true);
 	q.qdelay_us = 90000;
 	for (t = 0; t < 2390; t += 10)
-		CHECK_EQ(synctcp_mode_sample(&m, &q, t * MS, 600000, 25),
+		CHECK_EQ(synctcp_mode_sample(&m, &q, t * MS, 0, 600000, 25),
 			 SYNCTCP_MODE_NONE);
-	CHECK_EQ(synctcp_mode_sample(&m, &q, 2460 * MS, 600000, 25),
+	CHECK_EQ(synctcp_mode_sample(&m, &q, 2460 * MS, 0, 600000, 25),
 		 SYNCTCP_MODE_ENTER);
 }
 
-/* One alone-looking loss check, at @at ms: the queue dips to 0 after it. */
-static enum synctcp_mode_event alone_loss(struct synctcp_mode *m,
-					  struct synctcp_qdelay *q, u64 at)
+/*
+ * Samples every 10 ms from @t_ms for @len_ms, as the glue feeds them: the
+ * queue @busy_us, but @dip_us while the flow drains when @kin (its own
+ * kind drains with it and the queue empties).  Returns the last event
+ * other than NONE; counts drains and leaves.
+ */
+static enum synctcp_mode_event drains(struct synctcp_mode *m,
+				      struct synctcp_qdelay *q, u64 t_ms,
+				      u64 len_ms, u32 busy_us, bool kin,
+				      u32 *n_drains, u32 *leaves)
 {
-	enum synctcp_mode_event e;
+	enum synctcp_mode_event last = SYNCTCP_MODE_NONE, e;
+	u64 t;
 
-	synctcp_mode_loss(m, q, at * MS, SRTT_US, 50000);
-	q->qdelay_us = 0;
-	synctcp_mode_sample(m, q, (at + 100) * MS, SRTT_US, 25);
-	q->qdelay_us = 70000;
-	e = synctcp_mode_sample(m, q, (at + 310) * MS, SRTT_US, 25);
-	return e;
+	for (t = t_ms; t < t_ms + len_ms; t += 10) {
+		q->qdelay_us = kin && m->draining ? 0 : busy_us;
+		e = synctcp_mode_sample(m, q, t * MS, WALL0_US + t * MS,
+					SRTT_US, 25);
+		if (e == SYNCTCP_MODE_DRAIN)
+			(*n_drains)++;
+		if (e == SYNCTCP_MODE_LEAVE)
+			(*leaves)++;
+		if (e != SYNCTCP_MODE_NONE)
+			last = e;
+	}
+	return last;
 }
 
 /*
- * After a loss a flow alone (Reno's halving, B = 50 ms, M = 100 ms) leaves
- * (M - B) / 2 = 25 ms: within M / 8 of it, it is alone.  Next to CUBIC
- * the queue stays above 60 ms: it competes on.
+ * In competing mode the flow drains at each 10 s epoch of the wall clock,
+ * for max(500 ms, 2 srtt), cwnd held at 2, then takes its window back.
+ * Among its own kind the queue empties in the drain: two such drains in
+ * a row end competing mode, with half the window.  Next to CUBIC it does
+ * not: the flow competes on.
  */
-TEST(a_loss_that_leaves_the_queue_a_flow_alone_leaves_ends_competing)
+TEST(epoch_drains_end_competing_mode_among_the_flows_own_kind)
 {
 	struct synctcp_qdelay q;
 	struct synctcp_mode m;
-	u32 enters = 0, probes = 0;
-
-	full_queue(&q);
-	synctcp_mode_init(&m, true);
-	feed(&m, &q, 0, 2000, cubic, &enters, &probes);
-	CHECK(m.competing);
-	synctcp_mode_loss(&m, &q, 2000 * MS, SRTT_US, 50000);
-	CHECK_EQ(m.expect_us, 25000);
-	CHECK_EQ(feed(&m, &q, 2000, 1000, cubic, &enters, &probes), 0);
-	CHECK(m.competing);
-	/* two such losses in a row: the first does not end it */
-	CHECK_EQ(alone_loss(&m, &q, 2400), SYNCTCP_MODE_NONE);
-	CHECK(m.competing);
-
-	synctcp_mode_loss(&m, &q, 3000 * MS, SRTT_US, 50000);
-	q.qdelay_us = 30000;	/* 25 ms + 5 ms: within 12.5 ms */
-	CHECK_EQ(synctcp_mode_sample(&m, &q, 3100 * MS, SRTT_US, 25),
-		 SYNCTCP_MODE_NONE);
-	q.qdelay_us = 70000;
-	CHECK_EQ(synctcp_mode_sample(&m, &q, 3290 * MS, SRTT_US, 25),
-		 SYNCTCP_MODE_NONE);
-	CHECK_EQ(synctcp_mode_sample(&m, &q, 3310 * MS, SRTT_US, 25),
-		 SYNCTCP_MODE_LEAVE);
-	CHECK(!m.competing);
-	/* the samples of the first half round trip do not count */
-	feed(&m, &q, 4000, 2000, cubic, &enters, &probes);
-	CHECK(m.competing);
-	synctcp_mode_loss(&m, &q, 6000 * MS, SRTT_US, 50000);
-	q.qdelay_us = 0;
-	synctcp_mode_sample(&m, &q, 6040 * MS, SRTT_US, 25);
-	q.qdelay_us = 70000;
-	CHECK_EQ(feed(&m, &q, 6060, 400, cubic, &enters, &probes), 0);
-	CHECK(m.competing);
-}
-
-/*
- * Two losses in a row that look alone end competing mode.  Back in it
- * within 30 s of leaving it: the losses it left on were shared by its
- * neighbours, and it takes four in a row (then eight) to leave again; a
- * stay of 30 s outside starts again from two.
- */
-TEST(a_quick_return_to_competing_mode_doubles_the_losses_needed_to_leave)
-{
-	struct synctcp_qdelay q;
-	struct synctcp_mode m;
-	u32 enters = 0, probes = 0;
+	u32 enters = 0, probes = 0, n = 0, leaves = 0;
 	u64 t;
 
 	full_queue(&q);
 	synctcp_mode_init(&m, true);
 	feed(&m, &q, 0, 2000, cubic, &enters, &probes);
+	CHECK(m.competing && m.epoch_set);
+	/* next to CUBIC: a drain every 10 s, no dip, no leave */
+	drains(&m, &q, 2000, 38000, 70000, false, &n, &leaves);
+	CHECK_EQ(n, 3);
+	CHECK_EQ(m.drains, 3);
+	CHECK_EQ(leaves, 0);
+	CHECK(m.competing);
+	/* the drain starts on the epoch and holds cwnd at 2 for 500 ms */
+	q.qdelay_us = 70000;
+	CHECK_EQ(synctcp_mode_sample(&m, &q, 40000 * MS, WALL0_US + 40000 * MS,
+				     SRTT_US, 25), SYNCTCP_MODE_DRAIN);
+	CHECK_EQ(synctcp_mode_cwnd(&m, 40000 * MS, 60), 2);
+	CHECK_EQ(synctcp_mode_cwnd(&m, 40010 * MS, 2), 2);
+	for (t = 40010; t < 40500; t += 10)
+		CHECK_EQ(synctcp_mode_sample(&m, &q, t * MS, WALL0_US + t * MS,
+					     SRTT_US, 25), SYNCTCP_MODE_NONE);
+	CHECK(m.draining);
+	CHECK_EQ(synctcp_mode_sample(&m, &q, 40520 * MS, WALL0_US + 40520 * MS,
+				     SRTT_US, 25), SYNCTCP_MODE_NONE);
+	CHECK(!m.draining);
+	CHECK_EQ(synctcp_mode_cwnd(&m, 40520 * MS, 2), 60);	/* back */
+	CHECK_EQ(synctcp_mode_cwnd(&m, 40530 * MS, 61), 61);
+	/* among its own kind: the first drain with a dip does not end it */
+	n = 0;
+	CHECK_EQ(drains(&m, &q, 40530, 9470, 70000, true, &n, &leaves),
+		 SYNCTCP_MODE_NONE);
+	CHECK_EQ(synctcp_mode_sample(&m, &q, 50000 * MS, WALL0_US + 50000 * MS,
+				     SRTT_US, 25), SYNCTCP_MODE_DRAIN);
+	CHECK_EQ(synctcp_mode_cwnd(&m, 50000 * MS, 61), 2);
+	CHECK_EQ(drains(&m, &q, 50010, 9990, 70000, true, &n, &leaves),
+		 SYNCTCP_MODE_NONE);
+	CHECK(m.competing);
+	CHECK_EQ(m.alone, 1);
+	CHECK_EQ(synctcp_mode_cwnd(&m, 51000 * MS, 2), 61);
+	/* the second does, and the window comes back halved */
+	CHECK_EQ(drains(&m, &q, 60000, 10, 70000, true, &n, &leaves),
+		 SYNCTCP_MODE_DRAIN);
+	CHECK_EQ(synctcp_mode_cwnd(&m, 60000 * MS, 61), 2);
+	drains(&m, &q, 60010, 590, 70000, true, &n, &leaves);
+	CHECK_EQ(leaves, 1);
+	CHECK(!m.competing);
+	CHECK_EQ(synctcp_mode_cwnd(&m, 60600 * MS, 2), 30);
+	CHECK_EQ(synctcp_mode_cwnd(&m, 60610 * MS, 2), 2);
+	/* a drain without a dip starts the count over */
+	feed(&m, &q, 70000, 2000, cubic, &enters, &probes);
+	CHECK(m.competing);
+	n = 0;
+	drains(&m, &q, 72000, 8500, 70000, true, &n, &leaves);	/* 80 s: dip */
+	drains(&m, &q, 80500, 10000, 70000, false, &n, &leaves); /* 90 s: none */
+	drains(&m, &q, 90500, 10000, 70000, true, &n, &leaves);	/* 100 s: dip */
+	CHECK(m.competing);
+	CHECK_EQ(leaves, 1);
+	CHECK_EQ(n, 3);
+}
+
+/*
+ * Two drains in a row with a dip end competing mode.  Back in it within
+ * 30 s of leaving it: its neighbours allowed those dips, and it takes four
+ * in a row (then eight) to leave again; a stay of 30 s outside starts
+ * again from two.
+ */
+TEST(a_quick_return_to_competing_mode_doubles_the_drains_needed_to_leave)
+{
+	struct synctcp_qdelay q;
+	struct synctcp_mode m;
+	u32 enters = 0, probes = 0, n = 0, leaves = 0;
+
+	full_queue(&q);
+	synctcp_mode_init(&m, true);
+	feed(&m, &q, 0, 2000, cubic, &enters, &probes);
 	CHECK(m.competing && m.need == 2);
-	CHECK_EQ(alone_loss(&m, &q, 1500), SYNCTCP_MODE_NONE);
-	CHECK_EQ(alone_loss(&m, &q, 2000), SYNCTCP_MODE_LEAVE);
-	feed(&m, &q, 2400, 2000, cubic, &enters, &probes);
+	drains(&m, &q, 2000, 19000, 70000, true, &n, &leaves);
+	CHECK_EQ(leaves, 1);			/* at 20.5 s */
+	CHECK(!m.competing);
+	feed(&m, &q, 21000, 2000, cubic, &enters, &probes);
 	CHECK(m.competing);
 	CHECK_EQ(m.need, 4);
-	CHECK_EQ(alone_loss(&m, &q, 4500), SYNCTCP_MODE_NONE);
-	CHECK(m.competing);
-	/* a loss its neighbours keep the queue through starts the count over */
-	synctcp_mode_loss(&m, &q, 5000 * MS, SRTT_US, 50000);
-	feed(&m, &q, 5000, 400, cubic, &enters, &probes);
-	for (t = 5500; t < 7000; t += 500)
-		CHECK_EQ(alone_loss(&m, &q, t), SYNCTCP_MODE_NONE);
-	CHECK_EQ(alone_loss(&m, &q, 7000), SYNCTCP_MODE_LEAVE);
+	drains(&m, &q, 23000, 37000, 70000, true, &n, &leaves);
+	CHECK_EQ(leaves, 1);			/* 30, 40, 50 s */
+	drains(&m, &q, 60000, 1000, 70000, true, &n, &leaves);
+	CHECK_EQ(leaves, 2);			/* 60 s */
 	CHECK(!m.competing);
-	feed(&m, &q, 7400, 2000, cubic, &enters, &probes);
+	feed(&m, &q, 61000, 2000, cubic, &enters, &probes);
 	CHECK_EQ(m.need, 8);
-	for (t = 9500; t < 13000; t += 500)
-		CHECK_EQ(alone_loss(&m, &q, t), SYNCTCP_MODE_NONE);
-	CHECK_EQ(alone_loss(&m, &q, 13000), SYNCTCP_MODE_LEAVE);
+	drains(&m, &q, 63000, 78000, 70000, true, &n, &leaves);
+	CHECK_EQ(leaves, 3);			/* 70 .. 140 s */
 	/* 20 s outside is a quick return still (at most 8); 30 s is not */
-	feed(&m, &q, 13400, 20000, kin, &enters, &probes);
+	feed(&m, &q, 141000, 20000, kin, &enters, &probes);
 	CHECK(!m.competing);
-	feed(&m, &q, 33400, 2000, cubic, &enters, &probes);
+	feed(&m, &q, 161000, 2000, cubic, &enters, &probes);
 	CHECK(m.competing);
 	CHECK_EQ(m.need, 8);
-	for (t = 35500; t < 39500; t += 500)
-		alone_loss(&m, &q, t);
+	drains(&m, &q, 163000, 78000, 70000, true, &n, &leaves);
 	CHECK(!m.competing);
-	feed(&m, &q, 39500, 30000, kin, &enters, &probes);
+	feed(&m, &q, 241000, 30000, kin, &enters, &probes);
 	CHECK(!m.competing);
-	feed(&m, &q, 69500, 2000, cubic, &enters, &probes);
+	feed(&m, &q, 271000, 2000, cubic, &enters, &probes);
 	CHECK(m.competing);
 	CHECK_EQ(m.need, 2);
+}
+
+/*
+ * A drain of 2 srtt that would take more than 1/20 of the time drains on
+ * every 2^k-th epoch only: srtt 600 ms, 1.2 s, every fourth (40 s).  A
+ * drain no sample ends is over after twice its length, without a verdict;
+ * without the wall clock there is none.
+ */
+TEST(long_paths_drain_on_every_2k_th_epoch_and_drains_end)
+{
+	struct synctcp_qdelay q;
+	struct synctcp_mode m;
+	u32 drained = 0;
+	u64 t;
+
+	full_queue(&q);
+	synctcp_mode_init(&m, true);
+	q.qdelay_us = 90000;
+	for (t = 0; t < 200000; t += 10) {
+		enum synctcp_mode_event e;
+
+		e = synctcp_mode_sample(&m, &q, t * MS, WALL0_US + t * MS,
+					600000, 25);
+		if (e == SYNCTCP_MODE_DRAIN) {
+			CHECK_EQ(t % 40000, 0);
+			drained++;
+		}
+	}
+	CHECK(m.competing);
+	CHECK_EQ(drained, 4);			/* 40, 80, 120, 160 s */
+	CHECK_EQ(m.drain_hold, 1171);		/* 1.2 s, us >> 10 */
+	/* the drain of 200 s, with no sample after it began */
+	t = 200000;
+	CHECK_EQ(synctcp_mode_sample(&m, &q, t * MS, WALL0_US + t * MS, 600000,
+				     25), SYNCTCP_MODE_DRAIN);
+	CHECK_EQ(synctcp_mode_cwnd(&m, t * MS, 50), 2);
+	CHECK_EQ(synctcp_mode_cwnd(&m, (t + 2300) * MS, 2), 2);
+	CHECK_EQ(synctcp_mode_cwnd(&m, (t + 2420) * MS, 2), 50);
+	CHECK(!m.draining && m.competing);
+	/* no wall clock, no drain */
+	synctcp_mode_init(&m, true);
+	for (t = 0; t < 100000; t += 10)
+		CHECK(synctcp_mode_sample(&m, &q, t * MS, 0, SRTT_US, 25) !=
+		      SYNCTCP_MODE_DRAIN);
+	CHECK(m.competing && !m.drains);
 }
 
 TEST(the_base_is_probed_first_after_two_seconds_then_after_ten_without_a_dip)
@@ -260,7 +344,7 @@ TEST(the_base_is_probed_first_after_two_seconds_then_after_ten_without_a_dip)
 	for (t = 0; t < 30000; t += 10) {
 		enum synctcp_mode_event e;
 
-		e = synctcp_mode_sample(&m, &q, t * MS, SRTT_US, 25);
+		e = synctcp_mode_sample(&m, &q, t * MS, 0, SRTT_US, 25);
 		if (e == SYNCTCP_MODE_PROBE)
 			probes++;
 		/* the first 2 s after the detector came on, then 10 s apart */
@@ -279,13 +363,13 @@ TEST(the_base_is_probed_first_after_two_seconds_then_after_ten_without_a_dip)
 	synctcp_mode_init(&m, true);
 	q.loss_seen = false;
 	for (t = 0; t < 5000; t += 10)
-		CHECK_EQ(synctcp_mode_sample(&m, &q, t * MS, 600000, 25),
+		CHECK_EQ(synctcp_mode_sample(&m, &q, t * MS, 0, 600000, 25),
 			 SYNCTCP_MODE_NONE);
 	q.loss_seen = true;
 	for (t = 5000; t < 9790; t += 10)
-		CHECK_EQ(synctcp_mode_sample(&m, &q, t * MS, 600000, 25),
+		CHECK_EQ(synctcp_mode_sample(&m, &q, t * MS, 0, 600000, 25),
 			 SYNCTCP_MODE_NONE);
-	CHECK_EQ(synctcp_mode_sample(&m, &q, 9810 * MS, 600000, 25),
+	CHECK_EQ(synctcp_mode_sample(&m, &q, 9810 * MS, 0, 600000, 25),
 		 SYNCTCP_MODE_PROBE);
 }
 
@@ -302,8 +386,7 @@ TEST(no_mode_before_the_first_loss)
 	feed(&m, &q, 0, 60000, cubic, &enters, &probes);
 	CHECK_EQ(enters, 0);
 	CHECK_EQ(probes, 0);
-	synctcp_mode_loss(&m, &q, 0, SRTT_US, 50000);
-	CHECK(!m.checking);
+	CHECK(!m.competing && !m.drains);
 }
 
 static const struct harness_test tests[] = {
@@ -311,8 +394,9 @@ static const struct harness_test tests[] = {
 	T(a_queue_standing_above_half_the_maximum_for_a_second_is_a_competitor),
 	T(without_compete_a_standing_queue_is_never_a_competitor),
 	T(the_competitor_test_lasts_four_round_trips_on_long_paths),
-	T(a_loss_that_leaves_the_queue_a_flow_alone_leaves_ends_competing),
-	T(a_quick_return_to_competing_mode_doubles_the_losses_needed_to_leave),
+	T(epoch_drains_end_competing_mode_among_the_flows_own_kind),
+	T(a_quick_return_to_competing_mode_doubles_the_drains_needed_to_leave),
+	T(long_paths_drain_on_every_2k_th_epoch_and_drains_end),
 	T(the_base_is_probed_first_after_two_seconds_then_after_ten_without_a_dip),
 	T(no_mode_before_the_first_loss),
 };

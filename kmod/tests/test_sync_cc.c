@@ -15,7 +15,7 @@ static void learnt(struct synctcp_sync *s, u32 max_us)
 	synctcp_qdelay_sample(&s->flow.q, 100000 + max_us, 1000, 0);
 	synctcp_qdelay_sample(&s->flow.q, 100000 + max_us, 2000, 0);
 	CHECK_EQ(s->flow.q.max_qdelay_us, max_us);
-	synctcp_sync_on_loss(s, 0, 0, 0, 0);
+	synctcp_sync_on_loss(s, 0);
 	s->flow.q.qdelay_us = max_us;	/* a full queue now */
 	s->signal = synctcp_pqlen_congested(&s->flow.q, 50);
 }
@@ -52,13 +52,13 @@ TEST(paper_recovery_does_not_hold_delay_cuts)
 
 	synctcp_sync_init(&s, SYNCTCP_VARIANT_PAPER);
 	learnt(&s, 50000);
-	synctcp_sync_on_loss(&s, 500000, 0, 0, 0);	/* recovery until 500000 */
+	synctcp_sync_on_loss(&s, 500000);	/* recovery until 500000 */
 	CHECK_EQ(synctcp_sync_react(&s, 1000, 600000, 100000, &w),
 		 SYNCTCP_PCWND_HALVED);
 
 	synctcp_sync_init(&s, SYNCTCP_VARIANT_BEST);
 	learnt(&s, 50000);
-	synctcp_sync_on_loss(&s, 500000, 0, 0, 0);
+	synctcp_sync_on_loss(&s, 500000);
 	w = (struct synctcp_cwnd){ .cwnd = 100, .ssthresh = 1000 };
 	CHECK_EQ(synctcp_sync_react(&s, 1000, 600000, 100000, &w),
 		 SYNCTCP_PCWND_HOLD);
@@ -207,7 +207,7 @@ TEST(best_signals_on_the_standing_queue_not_on_bursts)
 	ack(&s, t += 1000, 50000);
 	ack(&s, t += 1000, 90000);		/* a full queue: 40 ms */
 	ack(&s, t += 1000, 90000);
-	synctcp_sync_on_loss(&s, 0, t, 50000, 50000);
+	synctcp_sync_on_loss(&s, 0);
 	CHECK_EQ(s.flow.q.max_qdelay_us, 40000);	/* threshold 10 ms */
 	/* 30 round trips (before the first base probe, mode.h): 45 ms of an
 	 * empty queue, then 5 ms at 35 ms
@@ -230,7 +230,7 @@ TEST(best_signals_on_the_standing_queue_not_on_bursts)
 	ack(&s, t += 1000, 50000);
 	ack(&s, t += 1000, 90000);
 	ack(&s, t += 1000, 90000);
-	synctcp_sync_on_loss(&s, 0, t, 50000, 50000);
+	synctcp_sync_on_loss(&s, 0);
 	for (k = 0; k < 50 && !ack(&s, t += 1000, k < 45 ? 50000 : 85000); k++)
 		;
 	CHECK_EQ(k, 45);
@@ -273,7 +273,7 @@ TEST(best_starving_flow_raises_its_provisional_maximum)
 		ack_at(&s, t += 1000, 50000, 10);
 		ack_at(&s, t += 1000, 53000, 10);
 		ack_at(&s, t += 1000, 53000, 10);
-		synctcp_sync_on_loss(&s, 0, t, 50000, 50000);
+		synctcp_sync_on_loss(&s, 0);
 		CHECK_EQ(s.flow.q.max_qdelay_us, 3000);
 		CHECK_EQ(s.flow.q.provisional, v == 0 || v == 1);
 		while (t < 20000000)

@@ -140,9 +140,7 @@ __attribute__((noinline)) static void run_sync(void)
 
 		if (a->loss) {
 			t.ssthresh = synctcp_sync_ssthresh(&s, a->snd_una, t.cwnd);
-			synctcp_sync_on_loss(&s, a->snd_una + t.cwnd * MSS,
-					     a->now_us, a->srtt_us,
-					     2 * BASE_OTT_US);
+			synctcp_sync_on_loss(&s, a->snd_una + t.cwnd * MSS);
 			t.cwnd = t.ssthresh;
 		}
 		fill_ack(&x, a, &t);
@@ -179,8 +177,7 @@ __attribute__((noinline)) static void run_mixreact(void)
 		struct synctcp_cwnd w;
 
 		if (a->loss) {		/* set_state(Recovery): Reno's cut */
-			synctcp_mix_on_loss(&m, false, a->now_us, a->srtt_us,
-					    2 * BASE_OTT_US);
+			synctcp_mix_on_loss(&m, false);
 			reno_loss(&t);
 		}
 		fill_ack(&x, a, &t);

@@ -15,6 +15,9 @@
  *    cwnd, 2 x the largest flight it carried), or 2 more than Reno's own
  *    growth of one segment per ACK allows;
  *  - cwnd stays within [1, clamp] once there; a cut never raises it;
+ *  - an epoch's drain in competing mode (core/mode.h, the wall clock read
+ *    as the glue reads it) holds cwnd at 2 or below, and gives back no
+ *    more than the window it took;
  *  - qdelay <= max qdelay; nothing divides by zero or overflows (UBSan).
  */
 #include "fuzz_input.h"
@@ -22,6 +25,8 @@
 #include "sync_cc.h"
 
 #define MSS	1448U
+/* CLOCK_REALTIME at local time 0 (us): the glue reads it in competing mode */
+#define WALL0_US	(1796000000ULL * 1000000ULL)
 
 struct conn {
 	struct synctcp_sync s;
@@ -50,13 +55,15 @@ static void reno_grow(struct conn *c, u32 acked)
 /* The hooks an ACK runs: pkts_acked, then cong_avoid. */
 static void conn_ack(struct conn *c, unsigned int mode)
 {
-	u32 before = c->cwnd, after;
+	struct synctcp_mode *md = c->mix ? &c->m.flow.mode : &c->s.flow.mode;
+	u32 before = c->cwnd, after, taken;
 	struct synctcp_cwnd w;
 
 	c->a.cwnd = c->cwnd;
 	c->a.clamp = c->clamp;
 	if (c->a.max_flight > c->max_flight_seen)
 		c->max_flight_seen = c->a.max_flight;
+	c->a.wall_us = md->competing ? WALL0_US + c->a.now_us : 0;
 	after = c->mix ? synctcp_mix_on_ack(&c->m, &c->a, mode, 10000) :
 			 synctcp_sync_on_ack(&c->s, &c->a, mode, 50);
 	if (after > before) {
@@ -65,9 +72,16 @@ static void conn_ack(struct conn *c, unsigned int mode)
 		FUZZ_ASSERT(after <= c->clamp);
 	}
 	FUZZ_ASSERT(after >= 1 || before == 0);
-	c->cwnd = after;
-	if (!c->a.ca_open)
-		return;		/* cong_avoid is not called in recovery */
+	taken = md->saved ? md->drain_cwnd : after;
+	c->cwnd = synctcp_mode_cwnd(md, c->a.now_us, after);
+	if (md->draining)
+		FUZZ_ASSERT(c->cwnd <= SYNCTCP_MODE_DRAIN_CWND);
+	if (c->cwnd > after)
+		FUZZ_ASSERT(c->cwnd <= taken);
+	if (!c->a.ca_open || md->draining)
+		return;		/* cong_avoid is not called in recovery, and
+				 * holds cwnd in a drain
+				 */
 	w.cwnd = c->cwnd;
 	w.ssthresh = c->ssthresh;
 	before = c->cwnd;
@@ -106,13 +120,11 @@ static void conn_ack(struct conn *c, unsigned int mode)
 static void conn_loss(struct conn *c, bool rto)
 {
 	if (c->mix) {
-		synctcp_mix_on_loss(&c->m, rto, c->a.now_us, c->a.srtt_us,
-				    c->a.min_rtt_us);
+		synctcp_mix_on_loss(&c->m, rto);
 		c->ssthresh = max_t(u32, c->cwnd >> 1, 2);
 	} else {
 		c->ssthresh = synctcp_sync_ssthresh(&c->s, c->a.snd_una, c->cwnd);
-		synctcp_sync_on_loss(&c->s, c->a.snd_nxt, c->a.now_us,
-				     c->a.srtt_us, c->a.min_rtt_us);
+		synctcp_sync_on_loss(&c->s, c->a.snd_nxt);
 	}
 	FUZZ_ASSERT(c->ssthresh >= 2);
 	c->cwnd = rto ? 1 : min_t(u32, c->cwnd, c->ssthresh);

@@ -22,6 +22,12 @@ s64 ktime_get_seconds(void)
 	return 1000;
 }
 
+/* CLOCK_REALTIME: read only in competing mode (glue.c's synctcp_ack_wall()) */
+u64 ktime_get_real_ns(void)
+{
+	return 1796000000ULL * 1000000000ULL;
+}
+
 /* a xorshift in place of the kernel's ChaCha batch (BBR: once a gain cycle) */
 u32 get_random_u32(void)
 {

@@ -142,6 +142,7 @@ static __always_inline unsigned long usecs_to_jiffies(const unsigned int u)
 }
 static inline bool time_before32(u32 a, u32 b) { return (s32)(a - b) < 0; }
 s64 ktime_get_seconds(void);
+u64 ktime_get_real_ns(void);
 
 u32 get_random_u32(void);
 u32 __get_random_u32_below(u32 ceil);
