@@ -19,10 +19,28 @@ static u32 synctcp_mode_span(u32 floor_us, u32 rtts, u32 srtt_us)
 	return (u32)(max_t(u64, floor_us, (u64)rtts * srtt_us) >> 10);
 }
 
+/* Competing mode from now; a quick return doubles the dips needed to leave. */
+static enum synctcp_mode_event synctcp_mode_enter(struct synctcp_mode *m,
+						  u32 t, u32 srtt_us)
+{
+	bool back = m->left && t - m->left_at <
+		    synctcp_mode_span(SYNCTCP_MODE_BACK_MIN_US,
+				      SYNCTCP_MODE_BACK_RTTS, srtt_us);
+
+	m->need = back ? min_t(u8, m->need * 2, SYNCTCP_MODE_NEED_MAX) :
+		SYNCTCP_MODE_NEED_MIN;
+	m->competing = 1;
+	m->alone = 0;
+	m->entries++;
+	return SYNCTCP_MODE_ENTER;
+}
+
 /*
- * Competing mode: the wall clock's epochs (mode.h).  At each one (every
- * 2^k-th when the drain would take more than its share of the time) the
- * flow drains for @hold; a dip below T / 4 in it counts towards leaving.
+ * Competing mode, and a candidate for it: the wall clock's epochs (mode.h).
+ * At each one (every 2^k-th when the drain would take more than its share
+ * of the time) the flow drains for @hold.  A candidate without a dip in its drain enters
+ * competing mode; with one it stays out.  In competing mode a dip counts
+ * towards leaving.
  */
 static enum synctcp_mode_event synctcp_mode_drain(struct synctcp_mode *m,
 						  const struct synctcp_qdelay *q,
@@ -40,6 +58,14 @@ static enum synctcp_mode_event synctcp_mode_drain(struct synctcp_mode *m,
 			return SYNCTCP_MODE_NONE;
 		m->draining = 0;
 		m->restore = 1;
+		if (m->candidate) {
+			m->candidate = 0;
+			m->high = 0;
+			if (!m->dipped)
+				return synctcp_mode_enter(m, t, srtt_us);
+			m->last_dip = t;
+			return SYNCTCP_MODE_NONE;
+		}
 		if (!m->dipped) {
 			m->alone = 0;
 			return SYNCTCP_MODE_NONE;
@@ -85,7 +111,7 @@ static enum synctcp_mode_event synctcp_mode_drain(struct synctcp_mode *m,
  * @q: the estimator, which has just taken the sample
  * @now_us: local clock (us)
  * @wall_us: CLOCK_REALTIME (us), the clock the hosts share; 0 when not
- *	     read (only competing mode needs it)
+ *	     read (only competing mode and its candidates need it)
  * @srtt_us: smoothed RTT (us), 0 when unknown
  * @thresh_pct: the flow's threshold T, percent of the maximum
  *
@@ -101,7 +127,6 @@ enum synctcp_mode_event synctcp_mode_sample(struct synctcp_mode *m,
 {
 	u32 t = (u32)(now_us >> 10);
 	u64 thresh, high;
-	bool back;
 
 	if (!synctcp_qdelay_valid(q) || !q->loss_seen) {
 		m->high = 0;
@@ -118,7 +143,7 @@ enum synctcp_mode_event synctcp_mode_sample(struct synctcp_mode *m,
 	thresh = div_u64((u64)q->max_qdelay_us * thresh_pct, 100);
 	if ((u64)q->qdelay_us * 4 <= thresh)
 		m->last_dip = t;
-	if (m->competing)
+	if (m->competing || m->candidate)
 		return synctcp_mode_drain(m, q, t, wall_us, srtt_us, thresh);
 	high = max_t(u64, thresh, q->max_qdelay_us / 2);
 	if (!m->compete || !q->max_qdelay_us || q->qdelay_us < high) {
@@ -129,17 +154,10 @@ enum synctcp_mode_event synctcp_mode_sample(struct synctcp_mode *m,
 	} else if (t - m->high_since >=
 		   synctcp_mode_span(SYNCTCP_MODE_HIGH_MIN_US,
 				     SYNCTCP_MODE_HIGH_RTTS, srtt_us)) {
-		back = m->left && t - m->left_at <
-		       synctcp_mode_span(SYNCTCP_MODE_BACK_MIN_US,
-					 SYNCTCP_MODE_BACK_RTTS, srtt_us);
-		m->need = back ? min_t(u8, m->need * 2, SYNCTCP_MODE_NEED_MAX) :
-			SYNCTCP_MODE_NEED_MIN;
-		m->competing = 1;
+		m->candidate = 1;	/* the next epoch's drain decides */
 		m->high = 0;
 		m->epoch_set = 0;
-		m->alone = 0;
-		m->entries++;
-		return SYNCTCP_MODE_ENTER;
+		return SYNCTCP_MODE_NONE;
 	}
 	if (!m->probed && t - m->on_since >=
 	    synctcp_mode_span(SYNCTCP_MODE_FIRST_MIN_US,

@@ -11,22 +11,25 @@
  * yielding starves (0.03 of its fair share against one CUBIC flow).
  *
  * Competing mode (only where enabled: synctcp_mode_init()'s @compete, the
- * modules' parameter compete, off by default): entered when every queuing
- * delay the flow measured for SYNCTCP_MODE_HIGH_MIN (at least
+ * modules' parameter compete, off by default): a flow is a candidate when
+ * every queuing delay it measured for SYNCTCP_MODE_HIGH_MIN (at least
  * SYNCTCP_MODE_HIGH_RTTS round trips) was at least max(T, M / 2), which
- * flows in low-queue mode seldom sustain (but see mode.c): the
- * flow then reacts to losses only, as Reno.  It leaves on a drain that
- * every competing flow of its kind makes at the same moment: the wall
- * clock's epochs, multiples of SYNCTCP_MODE_EPOCH (Sync-TCP's hosts share
- * a clock; every 2^k-th epoch on a path whose drain would take more than
- * 1/SYNCTCP_MODE_DRAIN_SHARE of the time).  The flow holds cwnd at
- * SYNCTCP_MODE_DRAIN_CWND for SYNCTCP_MODE_DRAIN_MIN (at least
- * SYNCTCP_MODE_DRAIN_RTTS round trips), then takes its window back, as
- * BBR's ProbeRTT does.  Among flows of its own kind, competing or not, the
- * queue empties and the flow sees a dip below T / 4; next to loss-based
- * flows it does not, unless they have just halved or fill less than the
- * link.  SYNCTCP_MODE_NEED_MIN drains in a row with a dip take the flow
- * back to low-queue mode, with half its window.  A flow that is back
+ * flows in low-queue mode seldom sustain (but see mode.c).  A drain
+ * decides, one that every candidate and competing flow of its kind makes
+ * at the same moment: the wall clock's epochs, multiples of
+ * SYNCTCP_MODE_EPOCH (Sync-TCP's hosts share a clock; every 2^k-th epoch
+ * on a path whose drain would take more than 1/SYNCTCP_MODE_DRAIN_SHARE
+ * of the time).  The flow holds cwnd at SYNCTCP_MODE_DRAIN_CWND for
+ * SYNCTCP_MODE_DRAIN_MIN (at least SYNCTCP_MODE_DRAIN_RTTS round trips),
+ * then takes its window back, as BBR's ProbeRTT does.  Among flows of its
+ * own kind the queue empties and the flow sees a dip below T / 4; next to
+ * loss-based flows it does not, unless they have just halved or fill less
+ * than the link.  A candidate whose drain shows no dip enters competing
+ * mode and reacts to losses only, as Reno; with a dip it stays out (on
+ * weigle-ftp-full, flows that entered on the standing queue alone left on
+ * a drain and entered again within seconds).  SYNCTCP_MODE_NEED_MIN
+ * drains in a row with a dip take a competing flow back to low-queue
+ * mode, with half its window.  A flow that is back
  * in competing mode within SYNCTCP_MODE_BACK_MIN (at least
  * SYNCTCP_MODE_BACK_RTTS round trips) of leaving it had left on dips its
  * neighbours happened to allow: it then needs twice as many in a row to
@@ -95,6 +98,7 @@ struct synctcp_mode {
 	u8 alone;		/* such drains so far */
 	u16 compete:1,		/* it may be entered */
 	    competing:1,	/* competing mode */
+	    candidate:1,	/* the next epoch's drain decides it */
 	    high:1,		/* high_since is in force */
 	    started:1,		/* last_dip has been set */
 	    left:1,		/* left_at is in force */

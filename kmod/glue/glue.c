@@ -128,11 +128,11 @@ void synctcp_ack_fill(const struct sock *sk, const struct ack_sample *sample,
  * @a: the ACK, filled by synctcp_ack_fill()
  *
  * CLOCK_REALTIME, the clock Sync-TCP's hosts share, read only in competing
- * mode: its epoch drains are its only user.
+ * mode and by its candidates: its epoch drains are its only user.
  */
 void synctcp_ack_wall(const struct synctcp_flow *f, struct synctcp_ack *a)
 {
-	if (f->mode.competing)
+	if (f->mode.competing || f->mode.candidate)
 		a->wall_us = div_u64(ktime_get_real_ns(), NSEC_PER_USEC);
 }
 

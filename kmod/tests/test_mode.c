@@ -85,61 +85,6 @@ TEST(flows_in_low_queue_mode_are_not_taken_for_competitors)
 	CHECK(!m.competing);
 }
 
-TEST(a_queue_standing_above_half_the_maximum_for_a_second_is_a_competitor)
-{
-	struct synctcp_qdelay q;
-	struct synctcp_mode m;
-	u32 enters = 0, probes = 0;
-
-	full_queue(&q);
-	synctcp_mode_init(&m, true);
-	feed(&m, &q, 0, 990, cubic, &enters, &probes);
-	CHECK_EQ(enters, 0);
-	feed(&m, &q, 990, 30, cubic, &enters, &probes);
-	CHECK_EQ(enters, 1);
-	CHECK(m.competing);
-	CHECK_EQ(m.entries, 1);
-	/* one sample below half the maximum starts the second over */
-	synctcp_mode_init(&m, true);
-	feed(&m, &q, 0, 900, cubic, &enters, &probes);
-	q.qdelay_us = 49000;
-	CHECK_EQ(synctcp_mode_sample(&m, &q, 910 * MS, 0, SRTT_US, 25),
-		 SYNCTCP_MODE_NONE);
-	feed(&m, &q, 920, 900, cubic, &enters, &probes);
-	CHECK(!m.competing);
-}
-
-TEST(without_compete_a_standing_queue_is_never_a_competitor)
-{
-	struct synctcp_qdelay q;
-	struct synctcp_mode m;
-	u32 enters = 0, probes = 0;
-
-	full_queue(&q);
-	synctcp_mode_init(&m, false);
-	feed(&m, &q, 0, 60000, cubic, &enters, &probes);
-	CHECK_EQ(enters, 0);
-	CHECK(!m.competing);
-	CHECK(probes > 0);		/* the base probe stays on */
-}
-
-/* Four round trips when they are longer than a second. */
-TEST(the_competitor_test_lasts_four_round_trips_on_long_paths)
-{
-	struct synctcp_qdelay q;
-	struct synctcp_mode m;
-	u64 t;
-
-	full_queue(&q);
-	synctcp_mode_init(&m, true);
-	q.qdelay_us = 90000;
-	for (t = 0; t < 2390; t += 10)
-		CHECK_EQ(synctcp_mode_sample(&m, &q, t * MS, 0, 600000, 25),
-			 SYNCTCP_MODE_NONE);
-	CHECK_EQ(synctcp_mode_sample(&m, &q, 2460 * MS, 0, 600000, 25),
-		 SYNCTCP_MODE_ENTER);
-}
-
 /*
  * Samples every 10 ms from @t_ms for @len_ms, as the glue feeds them: the
  * queue @busy_us, but @dip_us while the flow drains when @kin (its own
@@ -169,6 +114,83 @@ static enum synctcp_mode_event drains(struct synctcp_mode *m,
 }
 
 /*
+ * A queue that stood above half the maximum for a second makes the flow a
+ * candidate; the next epoch's drain decides: without a dip (CUBIC holds
+ * the queue) it competes from the drain's end, with one (its own kind
+ * drained with it) it stays out.
+ */
+TEST(a_queue_standing_above_half_the_maximum_for_a_second_is_a_candidate)
+{
+	struct synctcp_qdelay q;
+	struct synctcp_mode m;
+	u32 enters = 0, probes = 0, n = 0, leaves = 0;
+
+	full_queue(&q);
+	synctcp_mode_init(&m, true);
+	feed(&m, &q, 0, 990, cubic, &enters, &probes);
+	CHECK(!m.candidate);
+	feed(&m, &q, 990, 30, cubic, &enters, &probes);
+	CHECK(m.candidate && !m.competing);
+	feed(&m, &q, 1020, 9480, cubic, &enters, &probes);	/* to 10.5 s */
+	CHECK_EQ(enters, 0);
+	CHECK(m.draining);
+	feed(&m, &q, 10500, 100, cubic, &enters, &probes);
+	CHECK_EQ(enters, 1);
+	CHECK(m.competing && !m.candidate);
+	CHECK_EQ(m.entries, 1);
+	CHECK_EQ(m.drains, 1);
+	/* the drain's dip keeps the candidate out */
+	synctcp_mode_init(&m, true);
+	feed(&m, &q, 0, 1020, cubic, &enters, &probes);
+	CHECK(m.candidate);
+	drains(&m, &q, 1020, 9580, 70000, true, &n, &leaves);
+	CHECK(!m.candidate && !m.competing);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(enters, 1);
+	/* one sample below half the maximum starts the second over */
+	synctcp_mode_init(&m, true);
+	feed(&m, &q, 0, 900, cubic, &enters, &probes);
+	q.qdelay_us = 49000;
+	CHECK_EQ(synctcp_mode_sample(&m, &q, 910 * MS, 0, SRTT_US, 25),
+		 SYNCTCP_MODE_NONE);
+	feed(&m, &q, 920, 900, cubic, &enters, &probes);
+	CHECK(!m.candidate);
+}
+
+TEST(without_compete_a_standing_queue_is_never_a_competitor)
+{
+	struct synctcp_qdelay q;
+	struct synctcp_mode m;
+	u32 enters = 0, probes = 0;
+
+	full_queue(&q);
+	synctcp_mode_init(&m, false);
+	feed(&m, &q, 0, 60000, cubic, &enters, &probes);
+	CHECK_EQ(enters, 0);
+	CHECK(!m.competing);
+	CHECK(probes > 0);		/* the base probe stays on */
+}
+
+/* Four round trips when they are longer than a second. */
+TEST(the_competitor_test_lasts_four_round_trips_on_long_paths)
+{
+	struct synctcp_qdelay q;
+	struct synctcp_mode m;
+	u64 t;
+
+	full_queue(&q);
+	synctcp_mode_init(&m, true);
+	q.qdelay_us = 90000;
+	for (t = 0; t < 2390; t += 10)
+		CHECK_EQ(synctcp_mode_sample(&m, &q, t * MS, 0, 600000, 25),
+			 SYNCTCP_MODE_NONE);
+	CHECK(!m.candidate);
+	CHECK_EQ(synctcp_mode_sample(&m, &q, 2460 * MS, 0, 600000, 25),
+		 SYNCTCP_MODE_NONE);
+	CHECK(m.candidate);
+}
+
+/*
  * In competing mode the flow drains at each 10 s epoch of the wall clock,
  * for max(500 ms, 2 srtt), cwnd held at 2, then takes its window back.
  * Among its own kind the queue empties in the drain: two such drains in
@@ -184,12 +206,12 @@ TEST(epoch_drains_end_competing_mode_among_the_flows_own_kind)
 
 	full_queue(&q);
 	synctcp_mode_init(&m, true);
-	feed(&m, &q, 0, 2000, cubic, &enters, &probes);
+	feed(&m, &q, 0, 11000, cubic, &enters, &probes);
 	CHECK(m.competing && m.epoch_set);
 	/* next to CUBIC: a drain every 10 s, no dip, no leave */
-	drains(&m, &q, 2000, 38000, 70000, false, &n, &leaves);
-	CHECK_EQ(n, 3);
-	CHECK_EQ(m.drains, 3);
+	drains(&m, &q, 11000, 29000, 70000, false, &n, &leaves);
+	CHECK_EQ(n, 2);
+	CHECK_EQ(m.drains, 3);			/* and the candidate's */
 	CHECK_EQ(leaves, 0);
 	CHECK(m.competing);
 	/* the drain starts on the epoch and holds cwnd at 2 for 500 ms */
@@ -229,12 +251,12 @@ TEST(epoch_drains_end_competing_mode_among_the_flows_own_kind)
 	CHECK_EQ(synctcp_mode_cwnd(&m, 60600 * MS, 2), 30);
 	CHECK_EQ(synctcp_mode_cwnd(&m, 60610 * MS, 2), 2);
 	/* a drain without a dip starts the count over */
-	feed(&m, &q, 70000, 2000, cubic, &enters, &probes);
+	feed(&m, &q, 70000, 11000, cubic, &enters, &probes);
 	CHECK(m.competing);
 	n = 0;
-	drains(&m, &q, 72000, 8500, 70000, true, &n, &leaves);	/* 80 s: dip */
-	drains(&m, &q, 80500, 10000, 70000, false, &n, &leaves); /* 90 s: none */
-	drains(&m, &q, 90500, 10000, 70000, true, &n, &leaves);	/* 100 s: dip */
+	drains(&m, &q, 81000, 9500, 70000, true, &n, &leaves);	/* 90 s: dip */
+	drains(&m, &q, 90500, 10000, 70000, false, &n, &leaves); /* 100 s: none */
+	drains(&m, &q, 100500, 10000, 70000, true, &n, &leaves); /* 110 s: dip */
 	CHECK(m.competing);
 	CHECK_EQ(leaves, 1);
 	CHECK_EQ(n, 3);
@@ -254,34 +276,35 @@ TEST(a_quick_return_to_competing_mode_doubles_the_drains_needed_to_leave)
 
 	full_queue(&q);
 	synctcp_mode_init(&m, true);
-	feed(&m, &q, 0, 2000, cubic, &enters, &probes);
+	feed(&m, &q, 0, 11000, cubic, &enters, &probes);	/* in at 10.5 s */
 	CHECK(m.competing && m.need == 2);
-	drains(&m, &q, 2000, 19000, 70000, true, &n, &leaves);
-	CHECK_EQ(leaves, 1);			/* at 20.5 s */
+	drains(&m, &q, 11000, 20000, 70000, true, &n, &leaves);
+	CHECK_EQ(leaves, 1);			/* 20, 30 s */
 	CHECK(!m.competing);
-	feed(&m, &q, 21000, 2000, cubic, &enters, &probes);
+	feed(&m, &q, 31000, 11000, cubic, &enters, &probes);	/* in at 40.5 s */
 	CHECK(m.competing);
 	CHECK_EQ(m.need, 4);
-	drains(&m, &q, 23000, 37000, 70000, true, &n, &leaves);
-	CHECK_EQ(leaves, 1);			/* 30, 40, 50 s */
-	drains(&m, &q, 60000, 1000, 70000, true, &n, &leaves);
-	CHECK_EQ(leaves, 2);			/* 60 s */
+	drains(&m, &q, 42000, 37000, 70000, true, &n, &leaves);
+	CHECK_EQ(leaves, 1);			/* 50, 60, 70 s */
+	drains(&m, &q, 79000, 2000, 70000, true, &n, &leaves);
+	CHECK_EQ(leaves, 2);			/* 80 s */
 	CHECK(!m.competing);
-	feed(&m, &q, 61000, 2000, cubic, &enters, &probes);
+	feed(&m, &q, 81000, 11000, cubic, &enters, &probes);	/* in at 90.5 s */
 	CHECK_EQ(m.need, 8);
-	drains(&m, &q, 63000, 78000, 70000, true, &n, &leaves);
-	CHECK_EQ(leaves, 3);			/* 70 .. 140 s */
+	drains(&m, &q, 92000, 79000, 70000, true, &n, &leaves);
+	CHECK_EQ(leaves, 3);			/* 100 .. 170 s */
 	/* 20 s outside is a quick return still (at most 8); 30 s is not */
-	feed(&m, &q, 141000, 20000, kin, &enters, &probes);
+	feed(&m, &q, 171000, 15000, kin, &enters, &probes);
 	CHECK(!m.competing);
-	feed(&m, &q, 161000, 2000, cubic, &enters, &probes);
+	feed(&m, &q, 186000, 5000, cubic, &enters, &probes);	/* in at 190.5 s */
 	CHECK(m.competing);
 	CHECK_EQ(m.need, 8);
-	drains(&m, &q, 163000, 78000, 70000, true, &n, &leaves);
+	drains(&m, &q, 191000, 80000, 70000, true, &n, &leaves);
+	CHECK_EQ(leaves, 4);			/* 200 .. 270 s */
 	CHECK(!m.competing);
-	feed(&m, &q, 241000, 30000, kin, &enters, &probes);
+	feed(&m, &q, 271000, 30000, kin, &enters, &probes);
 	CHECK(!m.competing);
-	feed(&m, &q, 271000, 2000, cubic, &enters, &probes);
+	feed(&m, &q, 301000, 11000, cubic, &enters, &probes);	/* in at 310.5 s */
 	CHECK(m.competing);
 	CHECK_EQ(m.need, 2);
 }
@@ -323,12 +346,12 @@ TEST(long_paths_drain_on_every_2k_th_epoch_and_drains_end)
 	CHECK_EQ(synctcp_mode_cwnd(&m, (t + 2300) * MS, 2), 2);
 	CHECK_EQ(synctcp_mode_cwnd(&m, (t + 2420) * MS, 2), 50);
 	CHECK(!m.draining && m.competing);
-	/* no wall clock, no drain */
+	/* no wall clock, no drain, and a candidate stays one */
 	synctcp_mode_init(&m, true);
 	for (t = 0; t < 100000; t += 10)
-		CHECK(synctcp_mode_sample(&m, &q, t * MS, 0, SRTT_US, 25) !=
-		      SYNCTCP_MODE_DRAIN);
-	CHECK(m.competing && !m.drains);
+		CHECK_EQ(synctcp_mode_sample(&m, &q, t * MS, 0, SRTT_US, 25),
+			 SYNCTCP_MODE_NONE);
+	CHECK(m.candidate && !m.competing && !m.drains);
 }
 
 TEST(the_base_is_probed_first_after_two_seconds_then_after_ten_without_a_dip)
@@ -391,7 +414,7 @@ TEST(no_mode_before_the_first_loss)
 
 static const struct harness_test tests[] = {
 	T(flows_in_low_queue_mode_are_not_taken_for_competitors),
-	T(a_queue_standing_above_half_the_maximum_for_a_second_is_a_competitor),
+	T(a_queue_standing_above_half_the_maximum_for_a_second_is_a_candidate),
 	T(without_compete_a_standing_queue_is_never_a_competitor),
 	T(the_competitor_test_lasts_four_round_trips_on_long_paths),
 	T(epoch_drains_end_competing_mode_among_the_flows_own_kind),

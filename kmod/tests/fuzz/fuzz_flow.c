@@ -63,7 +63,7 @@ static void conn_ack(struct conn *c, unsigned int mode)
 	c->a.clamp = c->clamp;
 	if (c->a.max_flight > c->max_flight_seen)
 		c->max_flight_seen = c->a.max_flight;
-	c->a.wall_us = md->competing ? WALL0_US + c->a.now_us : 0;
+	c->a.wall_us = md->competing || md->candidate ? WALL0_US + c->a.now_us : 0;
 	after = c->mix ? synctcp_mix_on_ack(&c->m, &c->a, mode, 10000) :
 			 synctcp_sync_on_ack(&c->s, &c->a, mode, 50);
 	if (after > before) {
