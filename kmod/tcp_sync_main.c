@@ -75,11 +75,13 @@
  *  - Loss recovery starts the same "once per RTT" hold as a cut, and a
  *    loss within the round trip of a cut keeps cwnd, so a loss and the
  *    delay signal of one episode cost one reduction, in either order.
- *  - Two modes and a base probe (core/mode.h): a flow whose queue stood at
- *    max(T, M/2) or more for a second (4 RTTs) shares it with loss-based
- *    flows and reacts to losses only, as Reno, until a loss shows it
- *    alone; a flow whose queue has not dipped for 10 s (8 RTTs) drains its
- *    share once, so that latecomers see the true base.
+ *  - Two modes and a base probe (core/mode.h): with compete=1, a flow
+ *    whose queue stood at max(T, M/2) or more for a second (4 RTTs) drains
+ *    at the next 10 s epoch of the wall clock, as every such flow of its
+ *    kind does; if the queue did not empty, loss-based flows hold it, and
+ *    the flow reacts to losses only, as Reno, until two such drains in a
+ *    row see it empty; a flow whose queue has not dipped for 10 s
+ *    (8 RTTs) drains its share once, so that latecomers see the true base.
  *  - Pacing at 120% of cwnd / srtt.
  *  - cwnd follows the delay of the ACK path (core/revcomp.h), measured on
  *    the raw OTT (a held ACK's hold is not a path delay): scaled by

@@ -3,10 +3,11 @@
 #include "mode.h"
 
 /*
- * @compete: competing mode may be entered.  Off by default: among twenty
- * flows of variant best on weigle-ftp-full, flows that entered it at
- * start-up (the others were still in slow start) kept the queue high as
- * Reno does, which made others enter it (docs/coexistence.md).
+ * @compete: competing mode may be entered.  Off by default: when a
+ * standing queue and a loss decided, flows of variant best entered it
+ * among twenty of their own kind on weigle-ftp-full and never left; the
+ * epoch drains that decide now are measured on a few presets only
+ * (docs/coexistence.md).
  */
 void synctcp_mode_init(struct synctcp_mode *m, bool compete)
 {
