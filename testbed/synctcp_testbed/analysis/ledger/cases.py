@@ -17,6 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from synctcp.modctl import module_of
+
 from ..rundir import Run
 from ..stats import Estimate, case_metrics, mean_ci
 from .builds import differences
@@ -89,17 +91,31 @@ def variant(run: Run) -> str:
     return str((run.meta.get("scenario") or {}).get("variant", "best"))
 
 
+def compete(run: Run, cc: str) -> bool:
+    """Whether the run's module of ``cc`` had the parameter compete set."""
+    mod = module_of(cc) or ""
+    params = ((run.meta.get("modules") or {}).get(mod) or {}).get("params") or {}
+    scenario = ((run.meta.get("scenario") or {}).get("module_params") or {}).get(cc) or {}
+    value = str(params.get("compete", scenario.get("compete", "N"))).upper()
+    return value in ("Y", "1", "TRUE")
+
+
 def all_cases(runs: Sequence[Run]) -> Cases:
     """Every case of ``runs``, each record with its run under :data:`RUN`; sync
     and mixreact of a ``variant = "paper"`` run are "sync (paper)" and
-    "mixreact (paper)" (the dissertation's algorithms)."""
+    "mixreact (paper)" (the dissertation's algorithms), and of a run whose
+    modules had ``compete`` set "sync (compete)" and "mixreact (compete)"
+    (competing mode is off by default)."""
     out = []
     for r in runs:
         paper = variant(r) == "paper"
         for c in r.cases:
             rec = {**c.summary.raw, RUN: r}
-            if paper and rec.get("cc") in VARIANT_CCS:
-                rec["cc"] = f"{rec['cc']} (paper)"
+            if rec.get("cc") in VARIANT_CCS:
+                if paper:
+                    rec["cc"] = f"{rec['cc']} (paper)"
+                elif compete(r, rec["cc"]):
+                    rec["cc"] = f"{rec['cc']} (compete)"
             out.append(rec)
     return out
 

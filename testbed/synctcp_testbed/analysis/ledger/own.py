@@ -2,15 +2,13 @@
 
 docs/coexistence.md gives the design these claims test.  A sync or
 mixreact case of a run whose modules had ``compete`` set is labelled
-"sync (compete)": competing mode is off by default.
+"sync (compete)" (cases.all_cases): competing mode is off by default.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
-
-from synctcp.modctl import module_of
 
 from ..rundir import Run
 from ..stats import paired
@@ -23,26 +21,6 @@ from .model import PAPER_NAME, Section
 LINK = "lr"
 
 
-def _compete(run: Run, cc: str) -> bool:
-    """Whether the run's module of ``cc`` had the parameter compete set."""
-    mod = module_of(cc) or ""
-    params = ((run.meta.get("modules") or {}).get(mod) or {}).get("params") or {}
-    scenario = ((run.meta.get("scenario") or {}).get("module_params") or {}).get(cc) or {}
-    value = str(params.get("compete", scenario.get("compete", "N"))).upper()
-    return value in ("Y", "1", "TRUE")
-
-
-def _labelled(runs: List[Run]) -> List[Dict[str, Any]]:
-    """Every case, sync and mixreact of a run with compete set as "CC (compete)"."""
-    out = []
-    for c in all_cases(runs):
-        run = c[RUN]
-        if c.get("cc") in VARIANT_CCS and _compete(run, c["cc"]):
-            c = {**c, "cc": f"{c['cc']} (compete)"}
-        out.append(c)
-    return out
-
-
 def _name(cc: str) -> str:
     base, _, rest = cc.partition(" ")
     return PAPER_NAME.get(base, base) + (f" {rest}" if rest else "")
@@ -50,7 +28,7 @@ def _name(cc: str) -> str:
 
 def _algorithms(runs: List[Run]) -> Tuple[List[Dict[str, Any]], List[str]]:
     """Every case of ``runs`` (labelled) and their algorithms in order, not the ceiling."""
-    cases = _labelled(runs)
+    cases = all_cases(runs)
     return cases, list(dict.fromkeys(c["cc"] for c in cases if c.get("aqm") != "ceiling"))
 
 

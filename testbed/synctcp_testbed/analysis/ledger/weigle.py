@@ -17,7 +17,7 @@ from .plots import plot_bars, plot_rt, pooled_rt_hist
 FTP_PAPER = {"reno": (90.59, 1.56, 41.51), "sync": (91.97, 0.06, 26.49),
              "mixreact": (85.79, 1.03, 30.97)}
 FTP_ORDER = ("reno", "cubic", "bbr", "vegas", "sync (paper)", "mixreact (paper)", "sync",
-             "mixreact")
+             "mixreact", "sync (compete)", "mixreact (compete)")
 
 
 def ftp(sec: Section, figs: Path) -> None:
