@@ -45,7 +45,7 @@ enum synctcp_variant {
 /* What the kernel tells the cores about one ACK (filled by the glue). */
 struct synctcp_ack {
 	u64 now_us;		/* local clock (tcp_mstamp) */
-	u64 wall_us;		/* CLOCK_REALTIME (us), 0: not read (mode.h) */
+	u64 wall_ns;		/* CLOCK_REALTIME (ns), 0: not read (mode.h) */
 	s32 rtt_us;		/* the ACK's RTT sample (us), < 0: none */
 	u32 pkts_acked;		/* segments it acknowledged, cumulatively or SACKed */
 	u32 srtt_us;		/* smoothed RTT (us), 0: unknown */

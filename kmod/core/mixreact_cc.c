@@ -26,7 +26,7 @@ static void synctcp_mix_best(struct synctcp_mix *m, const struct synctcp_ack *a)
 	if (!m->flow.q.loss_seen)
 		m->fresh = false;
 	switch (synctcp_mode_sample(&m->flow.mode, &m->flow.q, a->now_us,
-				    a->wall_us, a->srtt_us, SYNCTCP_MIX_BEST_PCT)) {
+				    a->wall_ns, a->srtt_us, SYNCTCP_MIX_BEST_PCT)) {
 	case SYNCTCP_MODE_PROBE:
 		m->probe = true;
 		break;
@@ -187,7 +187,8 @@ bool synctcp_mix_cong_avoid(struct synctcp_mix *m, u32 snd_una, u32 snd_nxt,
 
 /*
  * Reno's reductions (loss recovery, RTO, ECN's CWR) end the decision in
- * force; a loss makes max qdelay trusted; an RTO restarts the average.
+ * force; a loss makes max qdelay trusted; an RTO restarts the average; an
+ * epoch's drain gives back half the window it took (mode.h).
  */
 void synctcp_mix_on_loss(struct synctcp_mix *m, bool rto)
 {
@@ -195,6 +196,8 @@ void synctcp_mix_on_loss(struct synctcp_mix *m, bool rto)
 		synctcp_syncmix_restart(&m->detect);
 	synctcp_qdelay_on_loss(&m->flow.q);
 	synctcp_mix_on_cwr(m);
+	if (synctcp_flow_best(&m->flow))
+		synctcp_mode_loss(&m->flow.mode);
 }
 
 void synctcp_mix_on_cwr(struct synctcp_mix *m)

@@ -20,6 +20,12 @@ static u32 synctcp_mode_span(u32 floor_us, u32 rtts, u32 srtt_us)
 	return (u32)(max_t(u64, floor_us, (u64)rtts * srtt_us) >> 10);
 }
 
+/* Half a window, as Reno halves, but not below the drain's (nor above @w). */
+static u32 synctcp_mode_half(u32 w)
+{
+	return max_t(u32, w >> 1, min_t(u32, w, SYNCTCP_MODE_DRAIN_CWND));
+}
+
 /* Competing mode from now; a quick return doubles the dips needed to leave. */
 static enum synctcp_mode_event synctcp_mode_enter(struct synctcp_mode *m,
 						  u32 t, u32 srtt_us)
@@ -45,12 +51,13 @@ static enum synctcp_mode_event synctcp_mode_enter(struct synctcp_mode *m,
  */
 static enum synctcp_mode_event synctcp_mode_drain(struct synctcp_mode *m,
 						  const struct synctcp_qdelay *q,
-						  u32 t, u64 wall_us,
+						  u32 t, u64 wall_ns,
 						  u32 srtt_us, u64 thresh)
 {
 	u32 hold = synctcp_mode_span(SYNCTCP_MODE_DRAIN_MIN_US,
 				     SYNCTCP_MODE_DRAIN_RTTS, srtt_us);
 	u32 epoch, every = 1;
+	bool next;
 
 	if (m->draining) {
 		if ((u64)q->qdelay_us * 4 <= thresh)
@@ -61,7 +68,6 @@ static enum synctcp_mode_event synctcp_mode_drain(struct synctcp_mode *m,
 		m->restore = 1;
 		if (m->candidate) {
 			m->candidate = 0;
-			m->high = 0;
 			if (!m->dipped)
 				return synctcp_mode_enter(m, t, srtt_us);
 			m->last_dip = t;
@@ -74,7 +80,6 @@ static enum synctcp_mode_event synctcp_mode_drain(struct synctcp_mode *m,
 		if (++m->alone < m->need)
 			return SYNCTCP_MODE_NONE;
 		m->competing = 0;
-		m->high = 0;
 		m->alone = 0;
 		m->halve = 1;
 		m->probed = 1;	/* the dip showed the base */
@@ -83,18 +88,18 @@ static enum synctcp_mode_event synctcp_mode_drain(struct synctcp_mode *m,
 		m->left = 1;
 		return SYNCTCP_MODE_LEAVE;
 	}
-	if (!wall_us)
+	if (!wall_ns || (wall_ns < m->epoch_end_ns &&
+			 wall_ns + SYNCTCP_MODE_EPOCH_NS >= m->epoch_end_ns))
+		return SYNCTCP_MODE_NONE;		/* within the epoch */
+	/* into the next one; else the first reading, a clock step or a gap */
+	next = m->epoch_end_ns && wall_ns - m->epoch_end_ns < SYNCTCP_MODE_EPOCH_NS;
+	epoch = (u32)div64_u64(wall_ns, SYNCTCP_MODE_EPOCH_NS);
+	m->epoch_end_ns = ((u64)epoch + 1) * SYNCTCP_MODE_EPOCH_NS;
+	if (!next)
 		return SYNCTCP_MODE_NONE;
-	epoch = (u32)div_u64(wall_us, SYNCTCP_MODE_EPOCH_US);
-	if (!m->epoch_set || epoch == m->epoch) {
-		m->epoch = epoch;
-		m->epoch_set = 1;
-		return SYNCTCP_MODE_NONE;
-	}
-	m->epoch = epoch;
 	while (every < SYNCTCP_MODE_EPOCHS_MAX &&
-	       ((u64)hold << 10) * SYNCTCP_MODE_DRAIN_SHARE >
-	       (u64)every * SYNCTCP_MODE_EPOCH_US)
+	       (u64)hold * 1024 * 1000 * SYNCTCP_MODE_DRAIN_SHARE >
+	       (u64)every * SYNCTCP_MODE_EPOCH_NS)
 		every <<= 1;
 	if (epoch & (every - 1))
 		return SYNCTCP_MODE_NONE;
@@ -111,7 +116,7 @@ static enum synctcp_mode_event synctcp_mode_drain(struct synctcp_mode *m,
  * @m: the mode
  * @q: the estimator, which has just taken the sample
  * @now_us: local clock (us)
- * @wall_us: CLOCK_REALTIME (us), the clock the hosts share; 0 when not
+ * @wall_ns: CLOCK_REALTIME (ns), the clock the hosts share; 0 when not
  *	     read (only competing mode and its candidates need it)
  * @srtt_us: smoothed RTT (us), 0 when unknown
  * @thresh_pct: the flow's threshold T, percent of the maximum
@@ -123,7 +128,7 @@ static enum synctcp_mode_event synctcp_mode_drain(struct synctcp_mode *m,
  */
 enum synctcp_mode_event synctcp_mode_sample(struct synctcp_mode *m,
 					    const struct synctcp_qdelay *q,
-					    u64 now_us, u64 wall_us,
+					    u64 now_us, u64 wall_ns,
 					    u32 srtt_us, u32 thresh_pct)
 {
 	u32 t = (u32)(now_us >> 10);
@@ -145,7 +150,7 @@ enum synctcp_mode_event synctcp_mode_sample(struct synctcp_mode *m,
 	if ((u64)q->qdelay_us * 4 <= thresh)
 		m->last_dip = t;
 	if (m->competing || m->candidate)
-		return synctcp_mode_drain(m, q, t, wall_us, srtt_us, thresh);
+		return synctcp_mode_drain(m, q, t, wall_ns, srtt_us, thresh);
 	high = max_t(u64, thresh, q->max_qdelay_us / 2);
 	if (!m->compete || !q->max_qdelay_us || q->qdelay_us < high) {
 		m->high = 0;
@@ -157,7 +162,7 @@ enum synctcp_mode_event synctcp_mode_sample(struct synctcp_mode *m,
 				     SYNCTCP_MODE_HIGH_RTTS, srtt_us)) {
 		m->candidate = 1;	/* the next epoch's drain decides */
 		m->high = 0;
-		m->epoch_set = 0;
+		m->epoch_end_ns = 0;
 		return SYNCTCP_MODE_NONE;
 	}
 	if (!m->probed && t - m->on_since >=
@@ -203,17 +208,30 @@ u32 synctcp_mode_drain_cwnd(struct synctcp_mode *m, u64 now_us, u32 cwnd)
 		if ((s32)(t - m->drain_until - m->drain_hold) < 0)
 			return min_t(u32, cwnd, SYNCTCP_MODE_DRAIN_CWND);
 		m->draining = 0;
-		m->alone = 0;
 		m->restore = 1;
 	}
 	if (!m->restore)
 		return cwnd;
 	back = m->saved ? m->drain_cwnd : cwnd;
 	if (m->halve)
-		back = max_t(u32, back >> 1,
-			     min_t(u32, back, SYNCTCP_MODE_DRAIN_CWND));
+		back = synctcp_mode_half(back);
 	m->restore = 0;
 	m->saved = 0;
 	m->halve = 0;
 	return max_t(u32, cwnd, back);
+}
+
+/**
+ * synctcp_mode_loss - loss recovery (or an RTO) began
+ * @m: the mode
+ *
+ * A loss during an epoch's drain, or before the window it took is given
+ * back, halves what is given back, as Reno halves: the kernel's own cut
+ * would otherwise be undone (the first round trip of a drain still
+ * carries the window before it).
+ */
+void synctcp_mode_loss(struct synctcp_mode *m)
+{
+	if (m->saved)
+		m->drain_cwnd = synctcp_mode_half(m->drain_cwnd);
 }

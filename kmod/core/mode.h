@@ -66,7 +66,7 @@
 #define SYNCTCP_MODE_BACK_RTTS		24U
 #define SYNCTCP_MODE_NEED_MIN		2U
 #define SYNCTCP_MODE_NEED_MAX		8U
-#define SYNCTCP_MODE_EPOCH_US		(10ULL * 1000ULL * 1000ULL)
+#define SYNCTCP_MODE_EPOCH_NS		(10ULL * 1000ULL * 1000ULL * 1000ULL)
 #define SYNCTCP_MODE_EPOCHS_MAX		64U
 #define SYNCTCP_MODE_DRAIN_MIN_US	(500U * 1000U)
 #define SYNCTCP_MODE_DRAIN_RTTS		2U
@@ -87,10 +87,10 @@ struct synctcp_mode {
 	u32 last_dip;		/* us >> 10 of the last dip below T / 4 */
 	u32 on_since;		/* us >> 10 when the detector came on */
 	u32 left_at;		/* us >> 10 when competing mode was last left */
-	u32 epoch;		/* the last wall-clock epoch seen */
 	u32 drain_until;	/* us >> 10 when the drain ends */
 	u32 drain_hold;		/* its length, us >> 10 */
-	u32 drain_cwnd;		/* cwnd before it */
+	u32 drain_cwnd;		/* cwnd before it (halved by a loss since) */
+	u64 epoch_end_ns;	/* wall clock: the current epoch's end, 0: none */
 	u16 entries;		/* times competing mode was entered (wraps) */
 	u16 probes;		/* base probes (wraps) */
 	u16 drains;		/* epoch drains (wraps) */
@@ -103,7 +103,6 @@ struct synctcp_mode {
 	    started:1,		/* last_dip has been set */
 	    left:1,		/* left_at is in force */
 	    probed:1,		/* the first probe is done */
-	    epoch_set:1,	/* epoch is in force */
 	    draining:1,		/* an epoch's drain is on */
 	    saved:1,		/* drain_cwnd is in force */
 	    dipped:1,		/* the queue dipped in this drain */
@@ -114,8 +113,9 @@ struct synctcp_mode {
 void synctcp_mode_init(struct synctcp_mode *m, bool compete);
 enum synctcp_mode_event synctcp_mode_sample(struct synctcp_mode *m,
 					    const struct synctcp_qdelay *q,
-					    u64 now_us, u64 wall_us,
+					    u64 now_us, u64 wall_ns,
 					    u32 srtt_us, u32 thresh_pct);
+void synctcp_mode_loss(struct synctcp_mode *m);
 u32 synctcp_mode_drain_cwnd(struct synctcp_mode *m, u64 now_us, u32 cwnd);
 
 /**

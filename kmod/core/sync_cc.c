@@ -49,7 +49,7 @@ static void synctcp_sync_best(struct synctcp_sync *s,
 	s->floor_us = (u32)div_u64((u64)s->flow.q.max_qdelay_us * thresh_pct,
 				   200);
 	switch (synctcp_mode_sample(&s->flow.mode, &s->flow.q, a->now_us,
-				    a->wall_us, a->srtt_us, thresh_pct)) {
+				    a->wall_ns, a->srtt_us, thresh_pct)) {
 	case SYNCTCP_MODE_PROBE:
 		s->probe = true;
 		break;
@@ -152,13 +152,16 @@ u32 synctcp_sync_ssthresh(struct synctcp_sync *s, u32 snd_una, u32 cwnd)
  *
  * The loss makes the maximum queuing delay trusted (section 3.5.1).
  * Variant "best" also holds delay cuts for the round trip of the
- * recovery, so that the loss and the delay of one episode cost one cut.
+ * recovery, so that the loss and the delay of one episode cost one cut,
+ * and an epoch's drain gives back half the window it took (mode.h).
  */
 void synctcp_sync_on_loss(struct synctcp_sync *s, u32 snd_nxt)
 {
 	synctcp_qdelay_on_loss(&s->flow.q);
-	if (synctcp_flow_best(&s->flow))
-		synctcp_pcwnd_hold(&s->react, snd_nxt);
+	if (!synctcp_flow_best(&s->flow))
+		return;
+	synctcp_pcwnd_hold(&s->react, snd_nxt);
+	synctcp_mode_loss(&s->flow.mode);
 }
 
 /* The slowest increase as the queue nears the threshold: 1/16 per RTT. */

@@ -123,20 +123,6 @@ void synctcp_ack_fill(const struct sock *sk, const struct ack_sample *sample,
 }
 
 /**
- * synctcp_ack_wall - the wall clock for competing mode's drains (core/mode.h)
- * @f: the connection's pipeline
- * @a: the ACK, filled by synctcp_ack_fill()
- *
- * CLOCK_REALTIME, the clock Sync-TCP's hosts share, read only in competing
- * mode and by its candidates: its epoch drains are its only user.
- */
-void synctcp_ack_wall(const struct synctcp_flow *f, struct synctcp_ack *a)
-{
-	if (f->mode.competing || f->mode.candidate)
-		a->wall_us = div_u64(ktime_get_real_ns(), NSEC_PER_USEC);
-}
-
-/**
  * synctcp_follow_set - apply the cwnd the cores returned for this ACK
  * @sk: the connection, under its lock (pkts_acked())
  * @a: the ACK as synctcp_ack_fill() filled it (its cwnd is the one before)

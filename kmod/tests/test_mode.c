@@ -11,7 +11,7 @@
 #define FULL_US	100000U		/* the full queue: 100 ms */
 #define SRTT_US	100000U
 /* CLOCK_REALTIME at local time 0: a multiple of the 10 s epoch */
-#define WALL0_US	(1796000000ULL * 1000000ULL)
+#define WALL0_NS	(1796000000ULL * 1000000000ULL)
 
 /* An estimator that has seen a full queue of FULL_US and a loss. */
 static void full_queue(struct synctcp_qdelay *q)
@@ -33,7 +33,7 @@ static u32 feed(struct synctcp_mode *m, struct synctcp_qdelay *q, u64 t_ms,
 
 	for (t = t_ms; t < t_ms + len_ms; t += 10) {
 		q->qdelay_us = f(t);
-		switch (synctcp_mode_sample(m, q, t * MS, WALL0_US + t * MS,
+		switch (synctcp_mode_sample(m, q, t * MS, WALL0_NS + t * MS * 1000,
 					    SRTT_US, 25)) {
 		case SYNCTCP_MODE_ENTER:
 			(*enters)++;
@@ -101,7 +101,7 @@ static enum synctcp_mode_event drains(struct synctcp_mode *m,
 
 	for (t = t_ms; t < t_ms + len_ms; t += 10) {
 		q->qdelay_us = kin && m->draining ? 0 : busy_us;
-		e = synctcp_mode_sample(m, q, t * MS, WALL0_US + t * MS,
+		e = synctcp_mode_sample(m, q, t * MS, WALL0_NS + t * MS * 1000,
 					SRTT_US, 25);
 		if (e == SYNCTCP_MODE_DRAIN)
 			(*n_drains)++;
@@ -207,7 +207,7 @@ TEST(epoch_drains_end_competing_mode_among_the_flows_own_kind)
 	full_queue(&q);
 	synctcp_mode_init(&m, true);
 	feed(&m, &q, 0, 11000, cubic, &enters, &probes);
-	CHECK(m.competing && m.epoch_set);
+	CHECK(m.competing && m.epoch_end_ns);
 	/* next to CUBIC: a drain every 10 s, no dip, no leave */
 	drains(&m, &q, 11000, 29000, 70000, false, &n, &leaves);
 	CHECK_EQ(n, 2);
@@ -216,15 +216,15 @@ TEST(epoch_drains_end_competing_mode_among_the_flows_own_kind)
 	CHECK(m.competing);
 	/* the drain starts on the epoch and holds cwnd at 2 for 500 ms */
 	q.qdelay_us = 70000;
-	CHECK_EQ(synctcp_mode_sample(&m, &q, 40000 * MS, WALL0_US + 40000 * MS,
+	CHECK_EQ(synctcp_mode_sample(&m, &q, 40000 * MS, WALL0_NS + 40000 * MS * 1000,
 				     SRTT_US, 25), SYNCTCP_MODE_DRAIN);
 	CHECK_EQ(synctcp_mode_cwnd(&m, 40000 * MS, 60), 2);
 	CHECK_EQ(synctcp_mode_cwnd(&m, 40010 * MS, 2), 2);
 	for (t = 40010; t < 40500; t += 10)
-		CHECK_EQ(synctcp_mode_sample(&m, &q, t * MS, WALL0_US + t * MS,
+		CHECK_EQ(synctcp_mode_sample(&m, &q, t * MS, WALL0_NS + t * MS * 1000,
 					     SRTT_US, 25), SYNCTCP_MODE_NONE);
 	CHECK(m.draining);
-	CHECK_EQ(synctcp_mode_sample(&m, &q, 40520 * MS, WALL0_US + 40520 * MS,
+	CHECK_EQ(synctcp_mode_sample(&m, &q, 40520 * MS, WALL0_NS + 40520 * MS * 1000,
 				     SRTT_US, 25), SYNCTCP_MODE_NONE);
 	CHECK(!m.draining);
 	CHECK_EQ(synctcp_mode_cwnd(&m, 40520 * MS, 2), 60);	/* back */
@@ -233,7 +233,7 @@ TEST(epoch_drains_end_competing_mode_among_the_flows_own_kind)
 	n = 0;
 	CHECK_EQ(drains(&m, &q, 40530, 9470, 70000, true, &n, &leaves),
 		 SYNCTCP_MODE_NONE);
-	CHECK_EQ(synctcp_mode_sample(&m, &q, 50000 * MS, WALL0_US + 50000 * MS,
+	CHECK_EQ(synctcp_mode_sample(&m, &q, 50000 * MS, WALL0_NS + 50000 * MS * 1000,
 				     SRTT_US, 25), SYNCTCP_MODE_DRAIN);
 	CHECK_EQ(synctcp_mode_cwnd(&m, 50000 * MS, 61), 2);
 	CHECK_EQ(drains(&m, &q, 50010, 9990, 70000, true, &n, &leaves),
@@ -328,7 +328,7 @@ TEST(long_paths_drain_on_every_2k_th_epoch_and_drains_end)
 	for (t = 0; t < 200000; t += 10) {
 		enum synctcp_mode_event e;
 
-		e = synctcp_mode_sample(&m, &q, t * MS, WALL0_US + t * MS,
+		e = synctcp_mode_sample(&m, &q, t * MS, WALL0_NS + t * MS * 1000,
 					600000, 25);
 		if (e == SYNCTCP_MODE_DRAIN) {
 			CHECK_EQ(t % 40000, 0);
@@ -340,7 +340,7 @@ TEST(long_paths_drain_on_every_2k_th_epoch_and_drains_end)
 	CHECK_EQ(m.drain_hold, 1171);		/* 1.2 s, us >> 10 */
 	/* the drain of 200 s, with no sample after it began */
 	t = 200000;
-	CHECK_EQ(synctcp_mode_sample(&m, &q, t * MS, WALL0_US + t * MS, 600000,
+	CHECK_EQ(synctcp_mode_sample(&m, &q, t * MS, WALL0_NS + t * MS * 1000, 600000,
 				     25), SYNCTCP_MODE_DRAIN);
 	CHECK_EQ(synctcp_mode_cwnd(&m, t * MS, 50), 2);
 	CHECK_EQ(synctcp_mode_cwnd(&m, (t + 2300) * MS, 2), 2);
@@ -352,6 +352,50 @@ TEST(long_paths_drain_on_every_2k_th_epoch_and_drains_end)
 		CHECK_EQ(synctcp_mode_sample(&m, &q, t * MS, 0, SRTT_US, 25),
 			 SYNCTCP_MODE_NONE);
 	CHECK(m.candidate && !m.competing && !m.drains);
+}
+
+/*
+ * A loss while the drain holds the window (or before it is given back)
+ * halves what comes back, or the drain would undo the kernel's cut.  A
+ * wall clock stepped back an hour is no drain of its own (the other hosts
+ * did not step): the drains go on at the new time's epochs, not an hour
+ * later.
+ */
+TEST(a_loss_in_a_drain_halves_what_comes_back_and_a_clock_step_keeps_the_drains)
+{
+	struct synctcp_qdelay q;
+	struct synctcp_mode m;
+	u32 enters = 0, probes = 0, n = 0, leaves = 0;
+	const u64 back_ns = 3600ULL * 1000000000ULL;
+	u64 t;
+
+	full_queue(&q);
+	synctcp_mode_init(&m, true);
+	feed(&m, &q, 0, 11000, cubic, &enters, &probes);
+	CHECK(m.competing);
+	q.qdelay_us = 70000;
+	CHECK_EQ(synctcp_mode_sample(&m, &q, 20000 * MS, WALL0_NS + 20000 * MS * 1000,
+				     SRTT_US, 25), SYNCTCP_MODE_DRAIN);
+	CHECK_EQ(synctcp_mode_cwnd(&m, 20000 * MS, 60), 2);
+	synctcp_mode_loss(&m);
+	drains(&m, &q, 20010, 600, 70000, false, &n, &leaves);
+	CHECK_EQ(synctcp_mode_cwnd(&m, 20610 * MS, 2), 30);
+	/* no drain saved: a loss changes nothing */
+	synctcp_mode_loss(&m);
+	CHECK_EQ(synctcp_mode_cwnd(&m, 20620 * MS, 25), 25);
+	/* the clock stepped back an hour at 25 s: a drain at 30 s local
+	 * (the new time's epoch), and 10 s later
+	 */
+	n = 0;
+	for (t = 25000; t < 41000; t += 10) {
+		if (synctcp_mode_sample(&m, &q, t * MS,
+					WALL0_NS + t * MS * 1000 - back_ns,
+					SRTT_US, 25) == SYNCTCP_MODE_DRAIN) {
+			CHECK(t == 30000 || t == 40000);
+			n++;
+		}
+	}
+	CHECK_EQ(n, 2);
 }
 
 TEST(the_base_is_probed_first_after_two_seconds_then_after_ten_without_a_dip)
@@ -420,6 +464,7 @@ static const struct harness_test tests[] = {
 	T(epoch_drains_end_competing_mode_among_the_flows_own_kind),
 	T(a_quick_return_to_competing_mode_doubles_the_drains_needed_to_leave),
 	T(long_paths_drain_on_every_2k_th_epoch_and_drains_end),
+	T(a_loss_in_a_drain_halves_what_comes_back_and_a_clock_step_keeps_the_drains),
 	T(the_base_is_probed_first_after_two_seconds_then_after_ten_without_a_dip),
 	T(no_mode_before_the_first_loss),
 };

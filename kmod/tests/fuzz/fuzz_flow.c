@@ -25,8 +25,8 @@
 #include "sync_cc.h"
 
 #define MSS	1448U
-/* CLOCK_REALTIME at local time 0 (us): the glue reads it in competing mode */
-#define WALL0_US	(1796000000ULL * 1000000ULL)
+/* CLOCK_REALTIME at local time 0 (ns): the glue reads it in competing mode */
+#define WALL0_NS	(1796000000ULL * 1000000000ULL)
 
 struct conn {
 	struct synctcp_sync s;
@@ -63,7 +63,7 @@ static void conn_ack(struct conn *c, unsigned int mode)
 	c->a.clamp = c->clamp;
 	if (c->a.max_flight > c->max_flight_seen)
 		c->max_flight_seen = c->a.max_flight;
-	c->a.wall_us = md->competing || md->candidate ? WALL0_US + c->a.now_us : 0;
+	c->a.wall_ns = md->competing || md->candidate ? WALL0_NS + c->a.now_us * 1000 : 0;
 	after = c->mix ? synctcp_mix_on_ack(&c->m, &c->a, mode, 10000) :
 			 synctcp_sync_on_ack(&c->s, &c->a, mode, 50);
 	if (after > before) {
